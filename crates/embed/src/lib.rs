@@ -1,0 +1,1 @@
+//! Text embedders: in-process MiniLM, OpenAI-compatible HTTP, deterministic feature hashing.

@@ -1,0 +1,1 @@
+//! Reading files: pages of Markdown, text and PDF; concept extraction.

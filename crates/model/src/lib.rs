@@ -1,0 +1,13 @@
+//! The pure model of Tutor Memory: episodes and their hash chain, recall
+//! scoring and the gate, time windows, the concept map, belief rules, block
+//! rendering and the languages learners write in.
+//!
+//! This crate does no IO and knows no SQL, HTTP or CLI types: every function
+//! takes its inputs (including "now") as arguments and returns values.
+
+pub mod episodes;
+pub mod lang;
+pub mod teaching;
+pub mod map;
+pub mod recall;
+pub mod window;

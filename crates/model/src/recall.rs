@@ -1,0 +1,1 @@
+//! Recall: scoring, the gate and collapse over a candidate pool.
