@@ -1,1 +1,516 @@
-//! Episodes
+//! Episodes: what happened, when, with what evidence — and the hash chain that
+//! makes any later rewrite of that record visible.
+//!
+//! An episode is written once and never edited or deleted (the store's triggers
+//! refuse both). Each subject's episodes form one chain: episode `seq` stores
+//! the hash of episode `seq - 1`, and its own hash covers its immutable fields
+//! plus that link. Recomputing the chain finds a tampered row, a missing row,
+//! a reordered row, or — against an exported [`Checkpoint`] — a truncated or
+//! rewritten prefix. The chain is tamper-*evident*, not tamper-*proof*.
+//!
+//! # Canonical encoding, version 1
+//!
+//! The hash is SHA-256 over these bytes, in order (`str` = u32 big-endian byte
+//! length then UTF-8 bytes; integers big-endian):
+//!
+//! 1. the magic `b"tutor-memory/episode/v1"` as a `str`;
+//! 2. subject key (`learner/subject`) as `str`;
+//! 3. `seq` as u64;
+//! 4. kind name (`question`, `answer`, …) as `str`;
+//! 5. `at` as i64 milliseconds since the Unix epoch (UTC);
+//! 6. salience as the IEEE-754 bits of an f64, as u64;
+//! 7. summary, 8. text, 9. concepts (JSON array), 10. evidence (JSON array),
+//!    11. data (JSON object), each as `str`, exactly as stored;
+//! 12. external id: one byte 0 (absent) or 1 followed by the `str`;
+//! 13. the previous episode's hash, 32 raw bytes (for `seq = 1`, the genesis
+//!     hash: SHA-256 of `b"tutor-memory/chain/v1/genesis\0"` + subject key, so
+//!     chains of different subjects cannot be spliced together).
+//!
+//! JSON fields are hashed as the exact stored text, so verification never has
+//! to parse JSON; writers produce them deterministically with sorted keys.
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::fmt;
+
+/// A SHA-256 digest.
+pub type Hash = [u8; 32];
+
+/// The version of the canonical encoding written by this code.
+pub const ENCODING_VERSION: u32 = 1;
+const MAGIC: &[u8] = b"tutor-memory/episode/v1";
+const GENESIS: &[u8] = b"tutor-memory/chain/v1/genesis\0";
+
+/// What kind of event an episode records. Salience is fixed by kind at write time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    Question,
+    Answer,
+    Check,
+    Quiz,
+    File,
+    Taught,
+    Consolidation,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 7] = [
+        Kind::Question,
+        Kind::Answer,
+        Kind::Check,
+        Kind::Quiz,
+        Kind::File,
+        Kind::Taught,
+        Kind::Consolidation,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Question => "question",
+            Kind::Answer => "answer",
+            Kind::Check => "check",
+            Kind::Quiz => "quiz",
+            Kind::File => "file",
+            Kind::Taught => "taught",
+            Kind::Consolidation => "consolidation",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A check's verdict, as the tutor judged the learner's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    Right,
+    Wrong,
+    Partial,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Right => "right",
+            Verdict::Wrong => "wrong",
+            Verdict::Partial => "partial",
+        }
+    }
+}
+
+/// Salience by kind (SPEC §2). Where the article gives no number we chose one
+/// and say why:
+///
+/// | kind | salience | why |
+/// |---|---|---|
+/// | question | 0.35 | article: a correct recall, a useless reminder |
+/// | answer | 0.40 | a little above the question it answers: it carries evidence |
+/// | check right | 0.60 | article |
+/// | check partial | 0.65 | between a pass and a miss |
+/// | check wrong | 0.70 | article: a miss matters more than a pass |
+/// | quiz | 0.55 | a scored result over several concepts, below a single miss |
+/// | file | 0.30 | an arrival is bookkeeping; the map carries the content |
+/// | taught | 0.85 | article: the one memory a person explicitly asked to keep |
+/// | consolidation | 0.45 | a digest stands for a day, but repeats what its episodes say |
+pub fn salience(kind: Kind, verdict: Option<Verdict>) -> f64 {
+    match (kind, verdict) {
+        (Kind::Question, _) => 0.35,
+        (Kind::Answer, _) => 0.40,
+        (Kind::Check, Some(Verdict::Wrong)) => 0.70,
+        (Kind::Check, Some(Verdict::Partial)) => 0.65,
+        (Kind::Check, _) => 0.60,
+        (Kind::Quiz, _) => 0.55,
+        (Kind::File, _) => 0.30,
+        (Kind::Taught, _) => 0.85,
+        (Kind::Consolidation, _) => 0.45,
+    }
+}
+
+/// One piece of evidence an episode cites: a file version, a page, and the
+/// file's SHA-256 at the moment the episode was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    pub file: String,
+    /// The store's id of the file version that was current at that moment.
+    pub version: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page: Option<u32>,
+    pub sha256: String,
+}
+
+/// The immutable fields of an episode, as hashed. JSON fields are the exact
+/// stored text (see the module docs).
+#[derive(Debug, Clone, Copy)]
+pub struct EpisodeFields<'a> {
+    pub subject: &'a str,
+    pub seq: u64,
+    pub kind: &'a str,
+    pub at_ms: i64,
+    pub salience: f64,
+    pub summary: &'a str,
+    pub text: &'a str,
+    pub concepts_json: &'a str,
+    pub evidence_json: &'a str,
+    pub data_json: &'a str,
+    pub external_id: Option<&'a str>,
+}
+
+/// The hash a chain starts from: the `prev` of its first episode.
+pub fn genesis_hash(subject: &str) -> Hash {
+    let mut h = Sha256::new();
+    h.update(GENESIS);
+    h.update(subject.as_bytes());
+    h.finalize().into()
+}
+
+/// The episode's hash under canonical encoding v1 (module docs).
+pub fn episode_hash(f: &EpisodeFields<'_>, prev: &Hash) -> Hash {
+    let mut h = Sha256::new();
+    let mut put = |bytes: &[u8]| {
+        h.update((bytes.len() as u32).to_be_bytes());
+        h.update(bytes);
+    };
+    put(MAGIC);
+    put(f.subject.as_bytes());
+    let mut fixed = [0u8; 8 + 8 + 8];
+    fixed[..8].copy_from_slice(&f.seq.to_be_bytes());
+    fixed[8..16].copy_from_slice(&f.at_ms.to_be_bytes());
+    fixed[16..].copy_from_slice(&f.salience.to_bits().to_be_bytes());
+    put(f.kind.as_bytes());
+    put(&fixed);
+    put(f.summary.as_bytes());
+    put(f.text.as_bytes());
+    put(f.concepts_json.as_bytes());
+    put(f.evidence_json.as_bytes());
+    put(f.data_json.as_bytes());
+    match f.external_id {
+        None => put(&[0]),
+        Some(id) => {
+            put(&[1]);
+            put(id.as_bytes());
+        }
+    }
+    h.update(prev);
+    h.finalize().into()
+}
+
+/// A one-line summary of a text: the first line, whitespace folded, cut at a
+/// word boundary to at most `max_chars` characters with an ellipsis.
+pub fn one_line(text: &str, max_chars: usize) -> String {
+    let folded: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if folded.chars().count() <= max_chars {
+        return folded;
+    }
+    let mut cut: String = folded.chars().take(max_chars.saturating_sub(1)).collect();
+    if let Some(space) = cut.rfind(' ')
+        && space > cut.len() / 2
+    {
+        cut.truncate(space);
+    }
+    cut.push('…');
+    cut
+}
+
+/// Where a chain's head stood at a moment: exported so that truncation or a
+/// rewrite before it can be detected later, even by someone who only kept this.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub subject: String,
+    pub seq: u64,
+    /// Hex SHA-256 of the episode at `seq`.
+    pub head_hash: String,
+}
+
+/// The first place a chain stops being what was written.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Break {
+    /// The row's fields no longer hash to its stored hash: it was edited.
+    Content { seq: u64 },
+    /// The row is intact but does not link to the row before it: the row
+    /// before was rewritten (and rehashed), or rows were spliced in.
+    Link { seq: u64, expected_prev: String, found_prev: String },
+    /// A sequence number is missing: a row was deleted (or moved away).
+    MissingSeq { expected: u64, found: u64 },
+    /// The row now at `seq` was written as `written_as`: rows were reordered.
+    Reordered { seq: u64, written_as: u64 },
+    /// The chain ends before a checkpoint taken earlier: truncated.
+    Truncated { checkpoint_seq: u64, head_seq: u64 },
+    /// The episode at the checkpoint's position no longer has the
+    /// checkpoint's hash: the history up to it was rewritten.
+    CheckpointMismatch { seq: u64, expected: String, found: String },
+}
+
+impl Break {
+    /// The sequence number the break is reported at.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Break::Content { seq }
+            | Break::Link { seq, .. }
+            | Break::Reordered { seq, .. }
+            | Break::CheckpointMismatch { seq, .. } => *seq,
+            Break::MissingSeq { expected, .. } => *expected,
+            Break::Truncated { head_seq, .. } => head_seq + 1,
+        }
+    }
+}
+
+impl fmt::Display for Break {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Break::Content { seq } => {
+                write!(f, "seq {seq}: content differs from what was hashed (the row was edited)")
+            }
+            Break::Link { seq, expected_prev, found_prev } => write!(
+                f,
+                "seq {seq}: link broken: it points at {} but the episode before it hashes to {}",
+                short(found_prev),
+                short(expected_prev)
+            ),
+            Break::MissingSeq { expected, found } => {
+                write!(f, "seq {expected}: missing (the next episode found is seq {found})")
+            }
+            Break::Reordered { seq, written_as } => {
+                write!(f, "seq {seq}: reordered (this episode was written as seq {written_as})")
+            }
+            Break::Truncated { checkpoint_seq, head_seq } => write!(
+                f,
+                "truncated: the checkpoint was taken at seq {checkpoint_seq} but the chain now ends at seq {head_seq}"
+            ),
+            Break::CheckpointMismatch { seq, expected, found } => write!(
+                f,
+                "seq {seq}: rewritten before the checkpoint: the checkpoint says {} but the chain has {}",
+                short(expected),
+                short(found)
+            ),
+        }
+    }
+}
+
+fn short(hex: &str) -> &str {
+    hex.get(..12).unwrap_or(hex)
+}
+
+/// One stored row, as the verifier needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct StoredRow<'a> {
+    pub fields: EpisodeFields<'a>,
+    pub prev_hash: &'a [u8],
+    pub hash: &'a [u8],
+}
+
+/// What the verifier needs to know about a row whose content no longer
+/// matches, to tell a reordering from an edit: where its stored `prev_hash`
+/// points, if it points at a row of the chain.
+pub trait PrevLookup {
+    /// The seq of the row whose stored hash equals `hash`, if any.
+    fn seq_of_hash(&mut self, hash: &[u8]) -> Option<u64>;
+}
+
+/// How far from its position a moved row is looked for.
+pub const REORDER_SEARCH: u64 = 1024;
+
+/// Walks one subject's rows in seq order and finds the first break.
+pub struct ChainVerifier {
+    subject: String,
+    expected_seq: u64,
+    prev: Hash,
+    verified: u64,
+}
+
+impl ChainVerifier {
+    pub fn new(subject: &str) -> Self {
+        ChainVerifier {
+            subject: subject.to_string(),
+            expected_seq: 1,
+            prev: genesis_hash(subject),
+            verified: 0,
+        }
+    }
+
+    /// How many rows verified so far.
+    pub fn verified(&self) -> u64 {
+        self.verified
+    }
+
+    /// The seq and hash of the last verified row.
+    pub fn head(&self) -> (u64, Hash) {
+        (self.expected_seq - 1, self.prev)
+    }
+
+    /// Checks the next row (rows must come in ascending seq order).
+    pub fn push(&mut self, row: &StoredRow<'_>, lookup: &mut dyn PrevLookup) -> Result<(), Break> {
+        let seq = row.fields.seq;
+        if seq != self.expected_seq {
+            return Err(Break::MissingSeq { expected: self.expected_seq, found: seq });
+        }
+        let computed = episode_hash(&row.fields, &as_hash(row.prev_hash));
+        if computed.as_slice() != row.hash {
+            return Err(self.content_break(row, lookup));
+        }
+        if row.prev_hash != self.prev.as_slice() {
+            return Err(Break::Link {
+                seq,
+                expected_prev: hex::encode(self.prev),
+                found_prev: hex::encode(row.prev_hash),
+            });
+        }
+        self.prev = computed;
+        self.expected_seq += 1;
+        self.verified += 1;
+        Ok(())
+    }
+
+    /// A row that no longer hashes to its stored hash was either edited or
+    /// moved: if it hashes correctly under another seq, it moved. Candidates:
+    /// the seq after the row its link points at, then every seq within
+    /// [`REORDER_SEARCH`] positions (only ever computed on a broken chain).
+    fn content_break(&self, row: &StoredRow<'_>, lookup: &mut dyn PrevLookup) -> Break {
+        let seq = row.fields.seq;
+        let prev = as_hash(row.prev_hash);
+        let linked = if prev == genesis_hash(&self.subject) {
+            Some(1)
+        } else {
+            lookup.seq_of_hash(row.prev_hash).map(|s| s + 1)
+        };
+        let nearby = (1..=REORDER_SEARCH).flat_map(|d| [seq.checked_add(d), seq.checked_sub(d)]).flatten();
+        for original in linked.into_iter().chain(nearby).filter(|&s| s != seq && s > 0) {
+            let fields = EpisodeFields { seq: original, ..row.fields };
+            if episode_hash(&fields, &prev).as_slice() == row.hash {
+                return Break::Reordered { seq, written_as: original };
+            }
+        }
+        Break::Content { seq }
+    }
+
+    /// After every row was pushed: compares against a checkpoint, if any.
+    pub fn finish(&self, checkpoint: Option<(&Checkpoint, Option<&[u8]>)>) -> Result<(), Break> {
+        let Some((cp, hash_at_cp)) = checkpoint else {
+            return Ok(());
+        };
+        let head_seq = self.expected_seq - 1;
+        match hash_at_cp {
+            None if cp.seq > head_seq => Err(Break::Truncated { checkpoint_seq: cp.seq, head_seq }),
+            None => Err(Break::CheckpointMismatch {
+                seq: cp.seq,
+                expected: cp.head_hash.clone(),
+                found: String::new(),
+            }),
+            Some(h) if !hex::encode(h).eq_ignore_ascii_case(&cp.head_hash) => {
+                Err(Break::CheckpointMismatch {
+                    seq: cp.seq,
+                    expected: cp.head_hash.clone(),
+                    found: hex::encode(h),
+                })
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+fn as_hash(bytes: &[u8]) -> Hash {
+    let mut h = [0u8; 32];
+    let n = bytes.len().min(32);
+    h[..n].copy_from_slice(&bytes[..n]);
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct NoLookup;
+    impl PrevLookup for NoLookup {
+        fn seq_of_hash(&mut self, _: &[u8]) -> Option<u64> {
+            None
+        }
+    }
+
+    fn fields(seq: u64, text: &str) -> EpisodeFields<'_> {
+        EpisodeFields {
+            subject: "ana/cells",
+            seq,
+            kind: "question",
+            at_ms: 1_700_000_000_000 + seq as i64,
+            salience: 0.35,
+            summary: text,
+            text,
+            concepts_json: "[]",
+            evidence_json: "[]",
+            data_json: "{}",
+            external_id: None,
+        }
+    }
+
+    #[test]
+    fn every_field_changes_the_hash() {
+        let base = fields(1, "what is a cell");
+        let prev = genesis_hash("ana/cells");
+        let h = episode_hash(&base, &prev);
+        let variants = [
+            EpisodeFields { subject: "ana/cellz", ..base },
+            EpisodeFields { seq: 2, ..base },
+            EpisodeFields { kind: "answer", ..base },
+            EpisodeFields { at_ms: base.at_ms + 1, ..base },
+            EpisodeFields { salience: 0.36, ..base },
+            EpisodeFields { summary: "x", ..base },
+            EpisodeFields { text: "x", ..base },
+            EpisodeFields { concepts_json: "[\"a\"]", ..base },
+            EpisodeFields { evidence_json: "[{}]", ..base },
+            EpisodeFields { data_json: "{\"a\":1}", ..base },
+            EpisodeFields { external_id: Some(""), ..base },
+        ];
+        for v in variants {
+            assert_ne!(episode_hash(&v, &prev), h, "{v:?}");
+        }
+        assert_ne!(episode_hash(&base, &[0; 32]), h);
+    }
+
+    #[test]
+    fn field_boundaries_are_unambiguous() {
+        let a = EpisodeFields { summary: "ab", text: "c", ..fields(1, "") };
+        let b = EpisodeFields { summary: "a", text: "bc", ..fields(1, "") };
+        let prev = [0; 32];
+        assert_ne!(episode_hash(&a, &prev), episode_hash(&b, &prev));
+    }
+
+    #[test]
+    fn a_valid_chain_verifies_and_a_gap_is_named() {
+        let texts = ["a", "b", "c"];
+        let mut prev = genesis_hash("ana/cells");
+        let mut rows = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let f = fields(i as u64 + 1, t);
+            let h = episode_hash(&f, &prev);
+            rows.push((f, prev, h));
+            prev = h;
+        }
+        let mut v = ChainVerifier::new("ana/cells");
+        for (f, p, h) in &rows {
+            v.push(&StoredRow { fields: *f, prev_hash: p, hash: h }, &mut NoLookup).unwrap();
+        }
+        assert_eq!(v.verified(), 3);
+
+        let mut v = ChainVerifier::new("ana/cells");
+        let (f, p, h) = &rows[0];
+        v.push(&StoredRow { fields: *f, prev_hash: p, hash: h }, &mut NoLookup).unwrap();
+        let (f, p, h) = &rows[2];
+        let err = v.push(&StoredRow { fields: *f, prev_hash: p, hash: h }, &mut NoLookup);
+        assert_eq!(err, Err(Break::MissingSeq { expected: 2, found: 3 }));
+    }
+
+    #[test]
+    fn one_line_cuts_at_a_word() {
+        assert_eq!(one_line("what  is\na cell", 80), "what is a cell");
+        assert_eq!(one_line("alpha beta gamma delta", 12), "alpha beta…");
+    }
+}

@@ -10,4 +10,5 @@ pub mod lang;
 pub mod teaching;
 pub mod map;
 pub mod recall;
+pub mod subject;
 pub mod window;

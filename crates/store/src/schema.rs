@@ -1,0 +1,104 @@
+//! The SQLite schema as numbered migrations. `PRAGMA user_version` holds the
+//! number of migrations applied; each runs in its own transaction. A migration,
+//! once released, is never edited: a change is a new migration.
+
+/// Migration `i` brings the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // 1: learners, subjects, files with versions and pages, the episode log,
+    //    annotations, and the record of imports.
+    r#"
+CREATE TABLE learners (
+    id          INTEGER PRIMARY KEY,
+    slug        TEXT NOT NULL UNIQUE,
+    created_at  INTEGER NOT NULL
+);
+CREATE TABLE subjects (
+    id          INTEGER PRIMARY KEY,
+    learner_id  INTEGER NOT NULL REFERENCES learners(id),
+    slug        TEXT NOT NULL,
+    key         TEXT NOT NULL UNIQUE,          -- learner/subject, hashed into every episode
+    title       TEXT NOT NULL,
+    language    TEXT,
+    timezone    TEXT,
+    created_at  INTEGER NOT NULL,
+    UNIQUE (learner_id, slug)
+);
+CREATE TABLE files (
+    id          INTEGER PRIMARY KEY,
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    name        TEXT NOT NULL,
+    UNIQUE (subject_id, name)
+);
+CREATE TABLE file_versions (
+    id           INTEGER PRIMARY KEY,
+    file_id      INTEGER NOT NULL REFERENCES files(id),
+    version      INTEGER NOT NULL,             -- 1, 2, … per file name
+    sha256       TEXT NOT NULL,
+    bytes        BLOB NOT NULL,
+    format       TEXT NOT NULL,                -- markdown | text | pdf
+    added_at     INTEGER NOT NULL,
+    replaced_at  INTEGER,                      -- set when a newer version arrives
+    replaced_by  INTEGER REFERENCES file_versions(id),
+    removed_at   INTEGER,                      -- set when the file is removed
+    UNIQUE (file_id, version)
+);
+-- A version's content is what its checksum says, for ever.
+CREATE TRIGGER file_versions_content_fixed BEFORE UPDATE OF file_id, version, sha256, bytes, format, added_at ON file_versions
+BEGIN SELECT RAISE(ABORT, 'file versions are immutable: only their replaced/removed status changes'); END;
+CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
+BEGIN SELECT RAISE(ABORT, 'file versions are never deleted: mark them removed'); END;
+CREATE TABLE file_pages (
+    version_id  INTEGER NOT NULL REFERENCES file_versions(id),
+    page        INTEGER NOT NULL,              -- 1-based
+    text        TEXT NOT NULL,
+    PRIMARY KEY (version_id, page)
+);
+CREATE TABLE episodes (
+    id           INTEGER PRIMARY KEY,
+    subject_id   INTEGER NOT NULL REFERENCES subjects(id),
+    seq          INTEGER NOT NULL,             -- 1, 2, … per subject: the chain position
+    kind         TEXT NOT NULL,
+    at           INTEGER NOT NULL,             -- ms since the Unix epoch, UTC
+    salience     REAL NOT NULL,
+    summary      TEXT NOT NULL,
+    text         TEXT NOT NULL,
+    concepts     TEXT NOT NULL,                -- JSON array of names
+    evidence     TEXT NOT NULL,                -- JSON array of {file, version, page, sha256}
+    data         TEXT NOT NULL,                -- JSON object: kind-specific facts
+    external_id  TEXT,
+    prev_hash    BLOB NOT NULL,
+    hash         BLOB NOT NULL,
+    import_key   BLOB,                         -- SHA-256 of the imported event, for idempotent re-import
+    UNIQUE (subject_id, seq),
+    UNIQUE (subject_id, external_id),
+    UNIQUE (subject_id, import_key)
+);
+CREATE INDEX episodes_by_time ON episodes (subject_id, at);
+CREATE INDEX episodes_by_hash ON episodes (subject_id, hash);
+CREATE TRIGGER episodes_no_update BEFORE UPDATE ON episodes
+BEGIN SELECT RAISE(ABORT, 'episodes are append-only: UPDATE refused'); END;
+CREATE TRIGGER episodes_no_delete BEFORE DELETE ON episodes
+BEGIN SELECT RAISE(ABORT, 'episodes are append-only: DELETE refused'); END;
+CREATE TABLE annotations (
+    id          INTEGER PRIMARY KEY,
+    episode_id  INTEGER NOT NULL REFERENCES episodes(id),
+    kind        TEXT NOT NULL,                 -- stance | recalled | citation | …
+    at          INTEGER NOT NULL,
+    data        TEXT NOT NULL                  -- JSON
+);
+CREATE INDEX annotations_by_episode ON annotations (episode_id, kind, at);
+CREATE TRIGGER annotations_no_update BEFORE UPDATE ON annotations
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only: a newer one supersedes'); END;
+CREATE TRIGGER annotations_no_delete BEFORE DELETE ON annotations
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only: DELETE refused'); END;
+CREATE TABLE imports (
+    id          INTEGER PRIMARY KEY,
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    sha256      TEXT NOT NULL,                 -- of the history file's bytes
+    source      TEXT NOT NULL,
+    at          INTEGER NOT NULL,              -- when it was imported (wall clock, for people)
+    events      INTEGER NOT NULL,
+    appended    INTEGER NOT NULL
+);
+"#,
+];
