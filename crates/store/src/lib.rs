@@ -227,11 +227,18 @@ impl Store {
     }
 
     /// Runs `f` in one immediate transaction: all of it commits, or none.
-    pub fn write<T>(&mut self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    /// The closure may fail with any error a store error converts into.
+    pub fn write<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut Tx<'_>) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(Error::from)?;
         let mut w = Tx { tx, heads: HashMap::new() };
         let out = f(&mut w)?;
-        w.tx.commit()?;
+        w.tx.commit().map_err(Error::from)?;
         Ok(out)
     }
 

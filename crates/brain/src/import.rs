@@ -1,0 +1,269 @@
+//! Importing a history file: every event becomes a file version and/or an
+//! episode, all in one transaction.
+//!
+//! Idempotence: each event gets an import key (SHA-256 of its JSON line with
+//! sorted keys, plus for a file event the checksum of its bytes); an event
+//! whose key the subject already holds is skipped, so re-importing the same
+//! history — or a longer version of it — never duplicates anything. An event
+//! whose `id` is already used by a different event is an error.
+
+use crate::history::{self, Event, EventBody, FileSource};
+use crate::{Error, Result};
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+use tm_model::episodes::{Evidence, Hash, Kind, one_line, salience};
+use tm_model::teaching::teaching;
+use tm_store::{FileAdded, NewEpisode, Store, Subject, Tx};
+
+/// The length of an episode's one-line summary, in characters.
+pub const SUMMARY_CHARS: usize = 160;
+
+/// What an import did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ImportReport {
+    pub subject: String,
+    /// Event lines in the file.
+    pub events: usize,
+    /// Episodes appended.
+    pub appended: usize,
+    /// Events already in the store, skipped.
+    pub skipped: usize,
+    /// File versions stored.
+    pub file_versions: usize,
+    /// True when this exact file was imported before: nothing was done.
+    pub already_imported: bool,
+}
+
+/// A file event's content, read before the transaction starts.
+struct LoadedFile {
+    bytes: Vec<u8>,
+    format: &'static str,
+    pages: Vec<String>,
+}
+
+/// Imports a history file from disk. File events with a `path` are read
+/// relative to the history file's folder.
+pub fn import_file(
+    store: &mut Store,
+    path: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ImportReport> {
+    let bytes = std::fs::read(path).map_err(|e| Error::Io { path: path.display().to_string(), source: e })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    import_bytes(store, &path.display().to_string(), &bytes, base, progress)
+}
+
+/// Imports a history given as bytes; `base` resolves file paths.
+pub fn import_bytes(
+    store: &mut Store,
+    source: &str,
+    bytes: &[u8],
+    base: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ImportReport> {
+    let history = history::parse(source, bytes)?;
+    let file_sha = hex::encode(Sha256::digest(bytes));
+    let key_str = history.subject.key.to_string();
+    if let Some(subject) = store.subject(&history.subject.key)?
+        && store.imported(&subject, &file_sha)?
+    {
+        return Ok(ImportReport {
+            subject: key_str,
+            events: history.events.len(),
+            appended: 0,
+            skipped: history.events.len(),
+            file_versions: 0,
+            already_imported: true,
+        });
+    }
+    // Read every file before writing anything: a missing or broken file fails
+    // the import with its line number and leaves the store untouched.
+    let loaded: Vec<Option<LoadedFile>> = history
+        .events
+        .iter()
+        .map(|e| match &e.body {
+            EventBody::File { name, source: file_source } => load_file(source, e, name, file_source, base).map(Some),
+            _ => Ok(None),
+        })
+        .collect::<Result<_>>()?;
+
+    let total = history.events.len();
+    let first_at = history.events.first().map(|e| e.at).unwrap_or(DateTime::<Utc>::MIN_UTC);
+    store.write(|tx| {
+        let subject = tx.ensure_subject(
+            &history.subject.key,
+            &history.subject.title,
+            history.subject.language.as_deref(),
+            first_at,
+        )?;
+        let mut report = ImportReport {
+            subject: key_str.clone(),
+            events: total,
+            appended: 0,
+            skipped: 0,
+            file_versions: 0,
+            already_imported: false,
+        };
+        for (i, (event, file)) in history.events.iter().zip(&loaded).enumerate() {
+            let ikey = import_key(event, file.as_ref());
+            if tx.has_import_key(&subject, &ikey)? {
+                report.skipped += 1;
+            } else {
+                apply(tx, &subject, event, file.as_ref(), ikey, &mut report)
+                    .map_err(|e| e.at_line(source, event.line))?;
+            }
+            if i % 256 == 0 || i + 1 == total {
+                progress(i + 1, total);
+            }
+        }
+        let last_at = history.events.last().map(|e| e.at).unwrap_or(first_at);
+        tx.record_import(&subject, &file_sha, source, last_at, total, report.appended)?;
+        Ok(report)
+    })
+}
+
+fn load_file(history: &str, event: &Event, name: &str, source: &FileSource, base: &Path) -> Result<LoadedFile> {
+    let at_line = |message: String| Error::History { file: history.to_string(), line: event.line, message };
+    let (bytes, pages) = match source {
+        FileSource::Path(p) => {
+            let full = base.join(p);
+            let bytes = std::fs::read(&full)
+                .map_err(|e| at_line(format!("cannot read {}: {e}", full.display())))?;
+            let pages = tm_ingest::read_pages(name, &bytes).map_err(|e| at_line(e.to_string()))?;
+            (bytes, pages)
+        }
+        FileSource::Content(c) => {
+            let pages = tm_ingest::read_pages(name, c.as_bytes()).map_err(|e| at_line(e.to_string()))?;
+            (c.as_bytes().to_vec(), pages)
+        }
+        FileSource::Pages(p) => (p.join("\u{c}").into_bytes(), tm_ingest::pages_from_list(p.clone())),
+    };
+    Ok(LoadedFile { bytes, format: pages.format.as_str(), pages: pages.pages })
+}
+
+fn import_key(event: &Event, file: Option<&LoadedFile>) -> Hash {
+    let mut h = Sha256::new();
+    // serde_json::Value objects are BTreeMaps: this text is canonical.
+    h.update(event.raw.to_string().as_bytes());
+    if let Some(f) = file {
+        h.update(b"\0file\0");
+        h.update(Sha256::digest(&f.bytes));
+    }
+    h.finalize().into()
+}
+
+fn apply(
+    tx: &mut Tx<'_>,
+    subject: &Subject,
+    event: &Event,
+    file: Option<&LoadedFile>,
+    import_key: Hash,
+    report: &mut ImportReport,
+) -> Result<()> {
+    let mut data = serde_json::Map::new();
+    let mut evidence = Vec::new();
+    let mut concepts = Vec::new();
+    let (kind, verdict, summary, text) = match &event.body {
+        EventBody::FileRemoved { name } => {
+            // Recorded as a `file` episode too, so the log shows the removal
+            // and a re-import recognises it by its import key.
+            let v = tx.remove_file(subject, name, event.at)?;
+            data.insert("file".into(), name.clone().into());
+            data.insert("version".into(), v.version.into());
+            data.insert("removed".into(), true.into());
+            evidence.push(Evidence { file: name.clone(), version: v.id, page: None, sha256: v.sha256.clone() });
+            let summary = format!("File {name} removed");
+            let text = format!("{summary}.");
+            (Kind::File, None, summary, text)
+        }
+        EventBody::File { name, .. } => {
+            let f = file.ok_or_else(|| Error::Invalid(format!("file {name:?} was not loaded")))?;
+            let added = tx.add_file(subject, name, &f.bytes, f.format, &f.pages, event.at)?;
+            let v = added.version();
+            let summary = match &added {
+                FileAdded::New { replaced: Some(_), .. } => {
+                    report.file_versions += 1;
+                    format!("File {name} replaced (version {})", v.version)
+                }
+                FileAdded::New { .. } => {
+                    report.file_versions += 1;
+                    format!("File {name} added ({} page{})", v.pages, if v.pages == 1 { "" } else { "s" })
+                }
+                FileAdded::Unchanged(_) => format!("File {name} uploaded again, unchanged"),
+            };
+            data.insert("file".into(), name.clone().into());
+            data.insert("version".into(), v.version.into());
+            data.insert("pages".into(), v.pages.into());
+            evidence.push(Evidence { file: name.clone(), version: v.id, page: None, sha256: v.sha256.clone() });
+            let text = format!("{summary}.");
+            (Kind::File, None, summary, text)
+        }
+        EventBody::Learner { text } => match teaching(text) {
+            Some(t) => {
+                data.insert("cue".into(), t.cue.into());
+                data.insert("lang".into(), t.lang.into());
+                (Kind::Taught, None, one_line(text, SUMMARY_CHARS), text.clone())
+            }
+            None => (Kind::Question, None, one_line(text, SUMMARY_CHARS), text.clone()),
+        },
+        EventBody::Tutor { text, cites } => {
+            for cite in cites {
+                let v = tx.current_version(subject, &cite.file)?.filter(|v| v.removed_at.is_none()).ok_or_else(|| {
+                    Error::Invalid(format!("the answer cites {:?}, which the subject does not hold at that time", cite.file))
+                })?;
+                if let Some(page) = cite.page
+                    && (page == 0 || page as usize > v.pages.max(1))
+                {
+                    return Err(Error::Invalid(format!(
+                        "the answer cites page {page} of {:?}, which has {} page(s)",
+                        cite.file, v.pages
+                    )));
+                }
+                evidence.push(Evidence { file: cite.file.clone(), version: v.id, page: cite.page, sha256: v.sha256 });
+            }
+            (Kind::Answer, None, one_line(text, SUMMARY_CHARS), text.clone())
+        }
+        EventBody::Check { topic, verdict, evaluation, predicted } => {
+            data.insert("topic".into(), topic.clone().into());
+            data.insert("verdict".into(), verdict.as_str().into());
+            if let Some(e) = evaluation {
+                data.insert("evaluation".into(), e.clone().into());
+            }
+            if let Some(p) = predicted {
+                data.insert("predicted".into(), (*p).into());
+            }
+            let summary = one_line(&format!("Check on {topic}: {}", verdict.as_str()), SUMMARY_CHARS);
+            let text = match evaluation {
+                Some(e) => format!("Check on {topic}: {}. {e}", verdict.as_str()),
+                None => format!("Check on {topic}: {}.", verdict.as_str()),
+            };
+            (Kind::Check, Some(*verdict), summary, text)
+        }
+        EventBody::Quiz { title, score, max, concepts: c } => {
+            data.insert("title".into(), title.clone().into());
+            data.insert("score".into(), (*score).into());
+            data.insert("max".into(), (*max).into());
+            concepts = c.clone();
+            let summary = one_line(&format!("Quiz \"{title}\": {score}/{max}"), SUMMARY_CHARS);
+            let text = if c.is_empty() { format!("{summary}.") } else { format!("{summary} on {}.", c.join(", ")) };
+            (Kind::Quiz, None, summary, text)
+        }
+    };
+    let episode = NewEpisode {
+        kind,
+        at: event.at,
+        salience: salience(kind, verdict),
+        summary,
+        text,
+        concepts,
+        evidence,
+        data,
+        external_id: event.id.clone(),
+        import_key: Some(import_key),
+    };
+    tx.append(subject, &episode)?;
+    report.appended += 1;
+    Ok(())
+}

@@ -1,0 +1,91 @@
+//! A process killed (SIGKILL) in the middle of an import leaves a store that
+//! verifies and holds either none or all of that import.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use tm_model::subject::SubjectKey;
+use tm_store::{ChainState, Store};
+
+const EVENTS: usize = 20_000;
+
+fn big_history(path: &std::path::Path, learner: &str) {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    writeln!(f, r#"{{"type":"subject","learner":"{learner}","subject":"big","title":"Big"}}"#).unwrap();
+    for i in 0..EVENTS {
+        let min = i % 60;
+        let hour = (i / 60) % 24;
+        let day = 1 + (i / 1440) % 28;
+        let month = 1 + (i / 40320) % 12;
+        writeln!(
+            f,
+            r#"{{"id":"q{i}","type":"learner","at":"2026-{month:02}-{day:02}T{hour:02}:{min:02}:00Z","text":"Question number {i} about the cell membrane"}}"#
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn sigkill_during_import_leaves_none_or_all() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("k.db");
+    // A first, completed import that must survive every kill untouched.
+    let small = dir.path().join("small.jsonl");
+    std::fs::write(
+        &small,
+        "{\"type\":\"subject\",\"learner\":\"ana\",\"subject\":\"cells\"}\n{\"id\":\"a\",\"type\":\"learner\",\"at\":\"2026-01-01T00:00:00Z\",\"text\":\"What is a cell?\"}\n",
+    )
+    .unwrap();
+    let bin = env!("CARGO_BIN_EXE_tutor-memory");
+    let ok = Command::new(bin).arg("--db").arg(&db).arg("import").arg(&small).output().unwrap();
+    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+
+    // Round 0: killed while its transaction is writing (the WAL file is
+    // growing): none of it may remain. Round 1: left to finish: all of it.
+    for (round, kill_mid_write) in [(0, true), (1, false)] {
+        let learner = format!("big{round}");
+        let history = dir.path().join(format!("{learner}.jsonl"));
+        big_history(&history, &learner);
+        let wal = dir.path().join("k.db-wal");
+        let wal_before = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
+        let mut child = Command::new(bin)
+            .arg("--db")
+            .arg(&db)
+            .arg("import")
+            .arg(&history)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let started = Instant::now();
+        let mut killed_in_flight = false;
+        if kill_mid_write {
+            while started.elapsed() < Duration::from_secs(120) {
+                let grown = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) > wal_before + (256 << 10);
+                if grown && child.try_wait().unwrap().is_none() {
+                    child.kill().unwrap(); // SIGKILL on Unix
+                    killed_in_flight = true;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            assert!(killed_in_flight, "the import never reached its writing phase");
+        }
+        let status = child.wait().unwrap();
+        assert_eq!(status.success(), !kill_mid_write);
+
+        let store = Store::open(&db).unwrap();
+        for s in store.subjects().unwrap() {
+            let r = store.verify_subject(&s, None).unwrap();
+            assert_eq!(r.state, ChainState::Intact, "{r:?}");
+        }
+        let count = match store.subject(&SubjectKey::parse(&format!("{learner}/big")).unwrap()).unwrap() {
+            None => 0,
+            Some(s) => store.episode_count(&s).unwrap() as usize,
+        };
+        let expected = if kill_mid_write { 0 } else { EVENTS };
+        assert_eq!(count, expected, "round {round}: a partial import");
+        let ana = store.require_subject(&SubjectKey::parse("ana/cells").unwrap()).unwrap();
+        assert_eq!(store.episode_count(&ana).unwrap(), 1, "the earlier import is untouched");
+    }
+}
