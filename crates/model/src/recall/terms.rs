@@ -155,7 +155,13 @@ fn split_cjk(word: &str) -> Vec<(usize, Piece<'_>)> {
         let cjk = is_cjk(c);
         match current {
             Some(kind) if kind != cjk => {
-                pieces.push((start, Piece { text: &word[start..i], cjk: kind }));
+                pieces.push((
+                    start,
+                    Piece {
+                        text: &word[start..i],
+                        cjk: kind,
+                    },
+                ));
                 start = i;
             }
             _ => {}
@@ -163,7 +169,13 @@ fn split_cjk(word: &str) -> Vec<(usize, Piece<'_>)> {
         current = Some(cjk);
     }
     if let Some(kind) = current {
-        pieces.push((start, Piece { text: &word[start..], cjk: kind }));
+        pieces.push((
+            start,
+            Piece {
+                text: &word[start..],
+                cjk: kind,
+            },
+        ));
     }
     pieces
 }
@@ -250,8 +262,25 @@ mod tests {
     #[test]
     fn hostile_strings_give_only_quoted_terms() {
         let hostile: Vec<String> = [
-            "\"", "a\"b", "NEAR(", "NEAR(a b, 3)", "*", "cell*", "-x", "col:val", "AND", "OR",
-            "NOT", "^start", "(", ")", "\"\"\"", "\0", "x\0y", "", "  ",
+            "\"",
+            "a\"b",
+            "NEAR(",
+            "NEAR(a b, 3)",
+            "*",
+            "cell*",
+            "-x",
+            "col:val",
+            "AND",
+            "OR",
+            "NOT",
+            "^start",
+            "(",
+            ")",
+            "\"\"\"",
+            "\0",
+            "x\0y",
+            "",
+            "  ",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -261,7 +290,9 @@ mod tests {
         let mut rest = q.as_str();
         let mut count = 0;
         loop {
-            rest = rest.strip_prefix('"').expect("each term opens with a quote");
+            rest = rest
+                .strip_prefix('"')
+                .expect("each term opens with a quote");
             let mut end = None;
             let bytes = rest.as_bytes();
             let mut i = 0;
@@ -295,7 +326,10 @@ mod tests {
         assert_eq!(fts5_query(&[]), None);
         assert_eq!(fts5_query(&["*".into(), "\"".into(), " ".into()]), None);
         assert_eq!(fts5_query(&terms("what is it?")), None);
-        assert_eq!(fts5_query(&terms("what is a cell?")).as_deref(), Some("\"cell\""));
+        assert_eq!(
+            fts5_query(&terms("what is a cell?")).as_deref(),
+            Some("\"cell\"")
+        );
     }
 
     #[test]
