@@ -458,3 +458,58 @@ proptest! {
         }
     }
 }
+
+/// The helpers fit together: terms from the question, overlap and narration
+/// flags from episode texts, then the gate, in several languages.
+#[test]
+fn questions_in_many_languages_recall_their_episodes() {
+    let now = day(2026, 9, 20);
+    let texts = [
+        "La ósmosis es el paso de agua a través de una membrana",
+        "Die Zellmembran trennt die Zelle von ihrer Umgebung",
+        "La mitosi divide una cellula in due",
+        "Fotosintesis terjadi di kloroplas",
+        "الخلية هي الوحدة الأساسية للحياة",
+        "In July we covered osmosis, mitosis and the cell membrane",
+        "Quiz: 7/10 on enzymes",
+    ];
+    let episodes = |question: &str| -> Vec<Candidate> {
+        let terms = distinctive_terms(question);
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| Candidate {
+                lexical: lexical_overlap(&terms, text),
+                narration: narrates_period(text),
+                collapse_key: collapse_key("answer", text, None, None),
+                ..plain(i as i64, now - Duration::days(30 * i as i64 + 1))
+            })
+            .collect()
+    };
+    for (question, want) in [
+        ("¿Qué es la ósmosis? Explícame", 0),
+        ("Erkläre mir die Zellmembran", 1),
+        ("Spiegami la mitosi", 2),
+        ("Jelaskan apa itu fotosintesis", 3),
+        ("ما هي الخلية؟", 4),
+    ] {
+        let out = recall(episodes(question), true, None, now, &P, 5);
+        assert_eq!(out.basis, Basis::Matched, "{question}");
+        let got = ids(&out);
+        assert_eq!(got.first(), Some(&want), "{question}");
+        assert!(!got.contains(&6), "the quiz matches nothing: {question}");
+    }
+    // The narration is flagged, so a window over its day keeps it out.
+    let pool = episodes("what did we cover");
+    assert!(pool[5].narration && !pool[0].narration);
+    let at5 = pool[5].at;
+    let out = recall(
+        pool,
+        false,
+        Some((at5 - Duration::days(1), at5 + Duration::days(1))),
+        now,
+        &P,
+        5,
+    );
+    assert!(out.window_empty);
+}
