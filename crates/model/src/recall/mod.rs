@@ -145,9 +145,15 @@ pub fn recency(episode_at: DateTime<Utc>, now: DateTime<Utc>) -> f32 {
 
 /// The SPEC §3 score of a candidate at instant `now`.
 pub fn score(c: &Candidate, now: DateTime<Utc>, params: &RecallParams) -> f32 {
-    RELEVANCE_WEIGHT * params.relevance(c)
-        + SALIENCE_WEIGHT * clean_unit(c.salience)
-        + RECENCY_WEIGHT * recency(c.at, now)
+    combine(
+        params.relevance(c),
+        clean_unit(c.salience),
+        recency(c.at, now),
+    )
+}
+
+fn combine(relevance: f32, salience: f32, recency: f32) -> f32 {
+    RELEVANCE_WEIGHT * relevance + SALIENCE_WEIGHT * salience + RECENCY_WEIGHT * recency
 }
 
 /// The key under which identical episodes collapse: the same kind and the same
@@ -242,43 +248,54 @@ pub fn recall(
     params: &RecallParams,
     limit: usize,
 ) -> RecallOutcome {
-    let pool: Vec<Candidate> = merge_by_id(candidates)
-        .into_iter()
-        .filter(|c| c.at <= at)
-        .filter(|c| match window {
+    let mut pool: Vec<Option<Candidate>> = merge_by_id(candidates).into_iter().map(Some).collect();
+    // Scoring and sorting work on small entries; candidates move out only for
+    // the few groups that are returned.
+    let mut entries: Vec<Entry> = pool
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, c)| c.as_ref().map(|c| (idx, c)))
+        .filter(|(_, c)| c.at <= at)
+        .filter(|(_, c)| match window {
             Some((start, end)) => !c.narration && start <= c.at && c.at < end,
             None => true,
         })
+        .map(|(idx, c)| Entry::new(idx, c, at, params))
         .collect();
-    let window_empty = window.is_some() && pool.is_empty();
+    let window_empty = window.is_some() && entries.is_empty();
 
-    let any_match = question_present && pool.iter().any(|c| params.matches(c));
+    let any_match = question_present && entries.iter().any(|e| e.matched);
     let basis = match (question_present, any_match) {
         (false, _) => Basis::NoQuestion,
         (true, true) => Basis::Matched,
         (true, false) => Basis::NothingMatched,
     };
-
-    let mut scored: Vec<Recalled> = pool
-        .into_iter()
-        .filter(|c| basis != Basis::Matched || params.matches(c))
-        .map(|c| Recalled {
-            relevance: params.relevance(&c),
-            recency: recency(c.at, at),
-            score: score(&c, at, params),
-            matched: params.matches(&c),
-            count: 1,
-            members: vec![c.id],
-            candidate: c,
-        })
-        .collect();
+    if basis == Basis::Matched {
+        entries.retain(|e| e.matched);
+    }
     match basis {
-        Basis::Matched => scored.sort_by(by_score),
-        Basis::NoQuestion | Basis::NothingMatched => scored.sort_by(by_recency),
+        Basis::Matched => entries.sort_unstable_by(Entry::by_score),
+        Basis::NoQuestion | Basis::NothingMatched => entries.sort_unstable_by(Entry::by_recency),
     }
 
-    let mut ranked = collapse(scored);
-    ranked.truncate(limit);
+    let groups = collapse(&entries, &pool, limit);
+    let ranked = groups
+        .into_iter()
+        .filter_map(|(first, mut members)| {
+            let e = &entries[first];
+            let candidate = pool[e.idx].take()?;
+            members.sort_unstable();
+            Some(Recalled {
+                candidate,
+                count: members.len(),
+                members,
+                relevance: e.relevance,
+                recency: e.recency,
+                score: e.score,
+                matched: e.matched,
+            })
+        })
+        .collect();
     RecallOutcome {
         ranked,
         basis,
@@ -286,39 +303,90 @@ pub fn recall(
     }
 }
 
-/// Groups an already ranked list by collapse key; the first of each group
-/// (the best ranked) represents it, so the list stays in rank order.
-fn collapse(ranked: Vec<Recalled>) -> Vec<Recalled> {
-    let mut out: Vec<Recalled> = Vec::with_capacity(ranked.len());
-    let mut group_of: HashMap<String, usize> = HashMap::new();
-    for r in ranked {
-        let key = &r.candidate.collapse_key;
-        if !key.is_empty()
-            && let Some(&i) = group_of.get(key)
-        {
-            out[i].count += 1;
-            out[i].members.push(r.candidate.id);
-            continue;
-        }
-        if !key.is_empty() {
-            group_of.insert(key.clone(), out.len());
-        }
-        out.push(r);
-    }
-    for r in &mut out {
-        r.members.sort_unstable();
-    }
-    out
+/// A candidate's place in the ranking: everything the sort and the gate need.
+struct Entry {
+    idx: usize,
+    id: i64,
+    at: DateTime<Utc>,
+    salience: f32,
+    relevance: f32,
+    recency: f32,
+    score: f32,
+    matched: bool,
 }
 
-fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
-    let mut by_id: HashMap<i64, Candidate> = HashMap::with_capacity(candidates.len());
-    for c in candidates {
-        match by_id.get_mut(&c.id) {
-            None => {
-                by_id.insert(c.id, c);
+impl Entry {
+    fn new(idx: usize, c: &Candidate, now: DateTime<Utc>, params: &RecallParams) -> Self {
+        let relevance = params.relevance(c);
+        let recency = recency(c.at, now);
+        let salience = clean_unit(c.salience);
+        Self {
+            idx,
+            id: c.id,
+            at: c.at,
+            salience,
+            relevance,
+            recency,
+            score: combine(relevance, salience, recency),
+            matched: params.matches(c),
+        }
+    }
+
+    /// Best score first; ties go to the newer, then to the smaller id (ids
+    /// are unique after merging, so the order is total and reproducible).
+    fn by_score(a: &Self, b: &Self) -> Ordering {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| b.at.cmp(&a.at))
+            .then_with(|| a.id.cmp(&b.id))
+    }
+
+    /// Newest first; ties go to the more salient, then to the smaller id.
+    fn by_recency(a: &Self, b: &Self) -> Ordering {
+        b.at.cmp(&a.at)
+            .then_with(|| b.salience.total_cmp(&a.salience))
+            .then_with(|| a.id.cmp(&b.id))
+    }
+}
+
+/// Groups ranked entries by collapse key, in rank order: each group is the
+/// position of its first (best ranked) entry, which represents it, and the ids
+/// of all its members. At most `limit` groups are opened, but every later twin
+/// of an open group still joins it, so counts are complete.
+fn collapse(entries: &[Entry], pool: &[Option<Candidate>], limit: usize) -> Vec<(usize, Vec<i64>)> {
+    let mut groups: Vec<(usize, Vec<i64>)> = Vec::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    for (pos, e) in entries.iter().enumerate() {
+        let key = pool[e.idx].as_ref().map_or("", |c| c.collapse_key.as_str());
+        if !key.is_empty()
+            && let Some(&g) = group_of.get(key)
+        {
+            groups[g].1.push(e.id);
+            continue;
+        }
+        if groups.len() < limit {
+            if !key.is_empty() {
+                group_of.insert(key, groups.len());
             }
-            Some(seen) => {
+            groups.push((pos, vec![e.id]));
+        }
+    }
+    groups
+}
+
+/// Merges candidates with the same id (one per pool that found it), keeping
+/// each signal's strongest value; the first occurrence keeps its place.
+fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
+    let mut position: HashMap<i64, usize> = HashMap::with_capacity(candidates.len());
+    let mut merged: Vec<Candidate> = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        match position.get(&c.id) {
+            None => {
+                position.insert(c.id, merged.len());
+                merged.push(c);
+            }
+            Some(&i) => {
+                let seen = &mut merged[i];
                 seen.lexical = clean_unit(seen.lexical).max(clean_unit(c.lexical));
                 seen.semantic = clean_cosine(seen.semantic).max(clean_cosine(c.semantic));
                 seen.concept |= c.concept;
@@ -326,25 +394,7 @@ fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
             }
         }
     }
-    by_id.into_values().collect()
-}
-
-fn by_score(a: &Recalled, b: &Recalled) -> Ordering {
-    b.score
-        .total_cmp(&a.score)
-        .then_with(|| tie_break(&a.candidate, &b.candidate))
-}
-
-fn by_recency(a: &Recalled, b: &Recalled) -> Ordering {
-    b.candidate
-        .at
-        .cmp(&a.candidate.at)
-        .then_with(|| clean_unit(b.candidate.salience).total_cmp(&clean_unit(a.candidate.salience)))
-        .then_with(|| a.candidate.id.cmp(&b.candidate.id))
-}
-
-fn tie_break(a: &Candidate, b: &Candidate) -> Ordering {
-    b.at.cmp(&a.at).then_with(|| a.id.cmp(&b.id))
+    merged
 }
 
 /// A signal meant to lie in [0, 1]; anything not finite counts as absent.

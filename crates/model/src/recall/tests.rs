@@ -434,6 +434,16 @@ proptest! {
         prop_assert_eq!(a, b);
     }
 
+    /// A limit cuts the list, never the counts: the first k groups are the
+    /// same, members and all, as without a limit.
+    #[test]
+    fn a_limit_is_a_prefix_of_the_full_ranking(pool in arb_pool(), question in any::<bool>(), k in 0usize..8) {
+        let now = day(2026, 9, 15);
+        let full = recall(pool.clone(), question, None, now, &P, usize::MAX);
+        let cut = recall(pool, question, None, now, &P, k);
+        prop_assert_eq!(&cut.ranked[..], &full.ranked[..k.min(full.ranked.len())]);
+    }
+
     /// Hostile question text never yields an unquoted FTS5 token.
     #[test]
     fn fts5_query_is_always_quoted(question in ".{0,80}") {
