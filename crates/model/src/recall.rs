@@ -1,1 +1,0 @@
-//! Recall: scoring, the gate and collapse over a candidate pool.

@@ -1,0 +1,419 @@
+//! Recall: which past episodes answer this question, best first?
+//!
+//! The store gathers the candidate pools over the whole history (the 500 most
+//! recent, full-text hits on [`distinctive_terms`], episodes touching a routed
+//! concept, semantic neighbours), unions them and fills each [`Candidate`]'s
+//! signals. This module then does what SPEC §3 asks, with no IO:
+//!
+//! 1. **Time is a filter**: with a window, only candidates inside it (and no
+//!    narrations) take part; an empty window is reported, never back-filled.
+//! 2. **The gate**: when the question has content and anything matches, every
+//!    non-matching candidate is discarded. Weights alone cannot do this: a
+//!    fresh irrelevant note scores 0.15 on recency alone.
+//! 3. **Scoring**: `0.55·relevance + 0.30·salience + 0.15·recency`, recency
+//!    `0.5^(age_days/75)`. The weights are not tuned and not parameters.
+//! 4. **Collapse**: candidates with the same [`collapse_key`] become one
+//!    [`Recalled`] that says how many it stands for.
+//!
+//! Kinds are plain strings (`"question"`, `"answer"`, `"check"`, `"quiz"`,
+//! `"file"`, `"taught"`, `"consolidation"`): this module only compares them,
+//! so it does not depend on the episode log's enum and never needs to change
+//! when a kind is added.
+
+mod narration;
+mod terms;
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+
+use crate::lang::canonical_key;
+
+pub use narration::narrates_period;
+pub use terms::{distinctive_terms, fts5_query, index_terms, index_text, lexical_overlap};
+
+/// Weight of relevance in the score (SPEC §3; hand-set, not tuned).
+pub const RELEVANCE_WEIGHT: f32 = 0.55;
+/// Weight of salience in the score.
+pub const SALIENCE_WEIGHT: f32 = 0.30;
+/// Weight of recency in the score.
+pub const RECENCY_WEIGHT: f32 = 0.15;
+/// Days after which recency halves.
+pub const RECENCY_HALF_LIFE_DAYS: f64 = 75.0;
+
+/// One episode offered to recall, with the signals the store measured for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    pub id: i64,
+    /// The episode's kind as stored (`"question"`, `"check"`…).
+    pub kind: String,
+    pub at: DateTime<Utc>,
+    /// Fixed at write time by kind, in [0, 1].
+    pub salience: f32,
+    /// From [`collapse_key`]; an empty key never collapses with anything.
+    pub collapse_key: String,
+    /// Lexical evidence in [0, 1]: BM25 divided by the pool's best, or
+    /// [`lexical_overlap`]. Zero means no distinctive word of the question.
+    pub lexical: f32,
+    /// Cosine between question and episode vectors, in [-1, 1].
+    pub semantic: f32,
+    /// The episode touches a concept the question was routed to.
+    pub concept: bool,
+    /// The episode narrates memory (an answer built with recalled memories in
+    /// its prompt, or one for which [`narrates_period`] holds).
+    pub narration: bool,
+}
+
+/// Thresholds that turn signals into "matches" and relevance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RecallParams {
+    /// A candidate matches lexically when `lexical > lexical_floor`. Default
+    /// 0: one distinctive word of the question is evidence.
+    pub lexical_floor: f32,
+    /// The relevance a concept hit carries on its own. Default 0.6: it says the
+    /// episode is about the same topic, not that it holds the words asked.
+    pub concept_relevance: f32,
+    /// Cosine at or above which a candidate matches semantically. Depends on
+    /// the embedder. Default 0.35, for all-MiniLM-L6-v2, where unrelated short
+    /// texts sit around 0–0.2 and related ones at 0.35–0.4 and above. A
+    /// hashing embedder shares character n-grams between unrelated texts and
+    /// needs its own floor, measured on its own output.
+    pub semantic_floor: f32,
+    /// Cosine at which semantic relevance reaches 1. Default 0.8 (MiniLM
+    /// paraphrases). Between the floor and this, relevance rises linearly.
+    pub semantic_full: f32,
+}
+
+impl Default for RecallParams {
+    fn default() -> Self {
+        Self::MINILM
+    }
+}
+
+impl RecallParams {
+    /// Thresholds for all-MiniLM-L6-v2 vectors.
+    pub const MINILM: Self = Self {
+        lexical_floor: 0.0,
+        concept_relevance: 0.6,
+        semantic_floor: 0.35,
+        semantic_full: 0.8,
+    };
+
+    /// Whether any signal of `c` counts as evidence that it answers the question.
+    pub fn matches(&self, c: &Candidate) -> bool {
+        clean_unit(c.lexical) > self.lexical_floor
+            || c.concept
+            || clean_cosine(c.semantic) >= self.semantic_floor
+    }
+
+    /// Relevance in [0, 1]: the strongest of the lexical signal, the concept
+    /// hit and the semantic signal rescaled from the floor. The strongest, not
+    /// a sum: two weak signals are not one strong one, and a sum would need
+    /// weights we have no data to set.
+    pub fn relevance(&self, c: &Candidate) -> f32 {
+        let lexical = clean_unit(c.lexical);
+        let lexical = if lexical > self.lexical_floor {
+            lexical
+        } else {
+            0.0
+        };
+        let concept = if c.concept {
+            self.concept_relevance.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let cosine = clean_cosine(c.semantic);
+        let span = self.semantic_full - self.semantic_floor;
+        let semantic = if cosine < self.semantic_floor {
+            0.0
+        } else if span > 0.0 {
+            ((cosine - self.semantic_floor) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        lexical.max(concept).max(semantic)
+    }
+}
+
+/// `0.5^(age_days/75)`: 1 now, 0.5 at 75 days, ≈ 0.156 at 200 days. An
+/// instant in the future counts as now.
+pub fn recency(episode_at: DateTime<Utc>, now: DateTime<Utc>) -> f32 {
+    let age_days = (now - episode_at).num_milliseconds().max(0) as f64 / 86_400_000.0;
+    0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS) as f32
+}
+
+/// The SPEC §3 score of a candidate at instant `now`.
+pub fn score(c: &Candidate, now: DateTime<Utc>, params: &RecallParams) -> f32 {
+    combine(
+        params.relevance(c),
+        clean_unit(c.salience),
+        recency(c.at, now),
+    )
+}
+
+fn combine(relevance: f32, salience: f32, recency: f32) -> f32 {
+    RELEVANCE_WEIGHT * relevance + SALIENCE_WEIGHT * salience + RECENCY_WEIGHT * recency
+}
+
+/// The key under which identical episodes collapse: the same kind and the same
+/// folded text, or, when both are known, the same check topic and verdict
+/// ("checked osmosis, missed" twice is one memory with a count of two).
+pub fn collapse_key(
+    kind: &str,
+    text: &str,
+    check_topic: Option<&str>,
+    verdict: Option<&str>,
+) -> String {
+    // U+001F (unit separator) cannot survive canonical_key, so parts never run together.
+    match (check_topic, verdict) {
+        (Some(topic), Some(verdict)) => format!(
+            "{}\u{1f}topic\u{1f}{}\u{1f}{}",
+            canonical_key(kind),
+            canonical_key(topic),
+            canonical_key(verdict)
+        ),
+        _ => format!(
+            "{}\u{1f}text\u{1f}{}",
+            canonical_key(kind),
+            canonical_key(text)
+        ),
+    }
+}
+
+/// Why the ranked list holds what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Basis {
+    /// The question had content and these episodes matched it; nothing that
+    /// failed to match was kept.
+    Matched,
+    /// There was no question: recency is all there is.
+    NoQuestion,
+    /// The question had content but nothing matched: this is the recent past,
+    /// offered as such (the block must not present it as an answer).
+    NothingMatched,
+}
+
+/// One recalled memory: the representative of a group of identical episodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recalled {
+    /// The member that ranked first. For identical text that is the newest,
+    /// since its signals equal its twins' and it is the most recent; the
+    /// newest is also the one a learner recognises ("you asked this yesterday").
+    pub candidate: Candidate,
+    /// How many episodes this stands for (1 when nothing collapsed into it).
+    pub count: usize,
+    /// Ids of every member, the representative included, ascending.
+    pub members: Vec<i64>,
+    pub relevance: f32,
+    pub recency: f32,
+    pub score: f32,
+    /// Whether the representative matched the question (see [`RecallParams::matches`]).
+    pub matched: bool,
+}
+
+/// The ranked memories and how to read them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecallOutcome {
+    pub ranked: Vec<Recalled>,
+    pub basis: Basis,
+    /// A window was asked for and held no candidate at all: the caller says so
+    /// ("no record of July") and `ranked` is empty.
+    pub window_empty: bool,
+}
+
+/// A half-open interval of instants `[start, end)`.
+pub type Window = (DateTime<Utc>, DateTime<Utc>);
+
+/// Ranks `candidates` for a turn at instant `at`.
+///
+/// `question_present` says whether the question has content left once the
+/// window's own words are removed: "what did we cover in July?" has none, so
+/// July is ranked by recency rather than gated on the word "july". A natural
+/// test is `!distinctive_terms(question_without_window_words).is_empty()`.
+///
+/// Candidates with the same id (one per pool that found it) are merged,
+/// keeping each signal's strongest value. Candidates after `at` are ignored: a
+/// turn cannot recall what had not happened yet (replays rely on this). The
+/// caller leaves out the episode of the current question itself.
+///
+/// With a `window`, only candidates inside it that are not narrations take
+/// part; if none is left, the outcome is empty with `window_empty` set.
+/// Results are deterministic: ties break by time (newer first), then by id.
+pub fn recall(
+    candidates: Vec<Candidate>,
+    question_present: bool,
+    window: Option<Window>,
+    at: DateTime<Utc>,
+    params: &RecallParams,
+    limit: usize,
+) -> RecallOutcome {
+    let mut pool: Vec<Option<Candidate>> = merge_by_id(candidates).into_iter().map(Some).collect();
+    // Scoring and sorting work on small entries; candidates move out only for
+    // the few groups that are returned.
+    let mut entries: Vec<Entry> = pool
+        .iter()
+        .enumerate()
+        .filter_map(|(idx, c)| c.as_ref().map(|c| (idx, c)))
+        .filter(|(_, c)| c.at <= at)
+        .filter(|(_, c)| match window {
+            Some((start, end)) => !c.narration && start <= c.at && c.at < end,
+            None => true,
+        })
+        .map(|(idx, c)| Entry::new(idx, c, at, params))
+        .collect();
+    let window_empty = window.is_some() && entries.is_empty();
+
+    let any_match = question_present && entries.iter().any(|e| e.matched);
+    let basis = match (question_present, any_match) {
+        (false, _) => Basis::NoQuestion,
+        (true, true) => Basis::Matched,
+        (true, false) => Basis::NothingMatched,
+    };
+    if basis == Basis::Matched {
+        entries.retain(|e| e.matched);
+    }
+    match basis {
+        Basis::Matched => entries.sort_unstable_by(Entry::by_score),
+        Basis::NoQuestion | Basis::NothingMatched => entries.sort_unstable_by(Entry::by_recency),
+    }
+
+    let groups = collapse(&entries, &pool, limit);
+    let ranked = groups
+        .into_iter()
+        .filter_map(|(first, mut members)| {
+            let e = &entries[first];
+            let candidate = pool[e.idx].take()?;
+            members.sort_unstable();
+            Some(Recalled {
+                candidate,
+                count: members.len(),
+                members,
+                relevance: e.relevance,
+                recency: e.recency,
+                score: e.score,
+                matched: e.matched,
+            })
+        })
+        .collect();
+    RecallOutcome {
+        ranked,
+        basis,
+        window_empty,
+    }
+}
+
+/// A candidate's place in the ranking: everything the sort and the gate need.
+struct Entry {
+    idx: usize,
+    id: i64,
+    at: DateTime<Utc>,
+    salience: f32,
+    relevance: f32,
+    recency: f32,
+    score: f32,
+    matched: bool,
+}
+
+impl Entry {
+    fn new(idx: usize, c: &Candidate, now: DateTime<Utc>, params: &RecallParams) -> Self {
+        let relevance = params.relevance(c);
+        let recency = recency(c.at, now);
+        let salience = clean_unit(c.salience);
+        Self {
+            idx,
+            id: c.id,
+            at: c.at,
+            salience,
+            relevance,
+            recency,
+            score: combine(relevance, salience, recency),
+            matched: params.matches(c),
+        }
+    }
+
+    /// Best score first; ties go to the newer, then to the smaller id (ids
+    /// are unique after merging, so the order is total and reproducible).
+    fn by_score(a: &Self, b: &Self) -> Ordering {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| b.at.cmp(&a.at))
+            .then_with(|| a.id.cmp(&b.id))
+    }
+
+    /// Newest first; ties go to the more salient, then to the smaller id.
+    fn by_recency(a: &Self, b: &Self) -> Ordering {
+        b.at.cmp(&a.at)
+            .then_with(|| b.salience.total_cmp(&a.salience))
+            .then_with(|| a.id.cmp(&b.id))
+    }
+}
+
+/// Groups ranked entries by collapse key, in rank order: each group is the
+/// position of its first (best ranked) entry, which represents it, and the ids
+/// of all its members. At most `limit` groups are opened, but every later twin
+/// of an open group still joins it, so counts are complete.
+fn collapse(entries: &[Entry], pool: &[Option<Candidate>], limit: usize) -> Vec<(usize, Vec<i64>)> {
+    let mut groups: Vec<(usize, Vec<i64>)> = Vec::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    for (pos, e) in entries.iter().enumerate() {
+        let key = pool[e.idx].as_ref().map_or("", |c| c.collapse_key.as_str());
+        if !key.is_empty()
+            && let Some(&g) = group_of.get(key)
+        {
+            groups[g].1.push(e.id);
+            continue;
+        }
+        if groups.len() < limit {
+            if !key.is_empty() {
+                group_of.insert(key, groups.len());
+            }
+            groups.push((pos, vec![e.id]));
+        }
+    }
+    groups
+}
+
+/// Merges candidates with the same id (one per pool that found it), keeping
+/// each signal's strongest value; the first occurrence keeps its place.
+fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
+    let mut position: HashMap<i64, usize> = HashMap::with_capacity(candidates.len());
+    let mut merged: Vec<Candidate> = Vec::with_capacity(candidates.len());
+    for c in candidates {
+        match position.get(&c.id) {
+            None => {
+                position.insert(c.id, merged.len());
+                merged.push(c);
+            }
+            Some(&i) => {
+                let seen = &mut merged[i];
+                seen.lexical = clean_unit(seen.lexical).max(clean_unit(c.lexical));
+                seen.semantic = clean_cosine(seen.semantic).max(clean_cosine(c.semantic));
+                seen.concept |= c.concept;
+                seen.narration |= c.narration;
+            }
+        }
+    }
+    merged
+}
+
+/// A signal meant to lie in [0, 1]; anything not finite counts as absent.
+fn clean_unit(x: f32) -> f32 {
+    if x.is_finite() {
+        x.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// A cosine; anything not finite counts as opposite (it cannot match).
+fn clean_cosine(x: f32) -> f32 {
+    if x.is_finite() {
+        x.clamp(-1.0, 1.0)
+    } else {
+        -1.0
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,342 @@
+//! Which words of a question say what it is about, and how the full-text pool
+//! is asked for them.
+//!
+//! One tokenisation serves both sides: [`index_text`] is what the store puts
+//! in its FTS5 column, [`distinctive_terms`] is what a question contributes,
+//! and [`fts5_query`] turns those terms into a MATCH expression that can never
+//! be malformed.
+//!
+//! # Tokenisation
+//! The text is folded with [`canonical_key`] (NFKC, case fold, accents off
+//! where they are optional, punctuation to spaces) and cut at Unicode word
+//! boundaries (UAX #29). Runs of Han, Hiragana, Katakana and Hangul have no
+//! spaces worth trusting, so each run becomes its overlapping character
+//! bigrams ("細胞膜" → "細胞", "胞膜"; a lone character stays itself).
+//!
+//! # What the store must index
+//! Neither stock FTS5 tokenizer agrees with this: `unicode61` keeps a whole CJK
+//! sentence as one token and splits at combining marks, `trigram` never matches
+//! a term shorter than three characters (every CJK bigram). So the store keeps a
+//! column holding [`index_text`] (terms already folded and separated by single
+//! spaces) in a table declared with `tokenize = 'ascii'`: that tokenizer splits
+//! only at ASCII non-alphanumerics and treats every other character as part of
+//! a token, so each of our terms is exactly one FTS5 token and a quoted query
+//! term matches it exactly.
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::lang::{canonical_key, entries};
+
+const STOPWORD_FILES: [&str; 8] = [
+    include_str!("../../data/stopwords/en.txt"),
+    include_str!("../../data/stopwords/es.txt"),
+    include_str!("../../data/stopwords/de.txt"),
+    include_str!("../../data/stopwords/it.txt"),
+    include_str!("../../data/stopwords/id.txt"),
+    include_str!("../../data/stopwords/fr.txt"),
+    include_str!("../../data/stopwords/pt.txt"),
+    include_str!("../../data/stopwords/ar.txt"),
+];
+
+/// The union of every language's stop words, folded like the terms they are
+/// compared with. One set for all languages because a question does not say
+/// which language it is in; the price is that a few words that are function
+/// words in one language ("son", "die") are dropped in all of them.
+fn stopwords() -> &'static HashSet<String> {
+    static SET: OnceLock<HashSet<String>> = OnceLock::new();
+    SET.get_or_init(|| {
+        STOPWORD_FILES
+            .iter()
+            .flat_map(|file| entries(file))
+            .flat_map(|entry| {
+                // "est-ce", "rappelle-moi" fold to several words: each one is a stop word.
+                canonical_key(entry)
+                    .split(' ')
+                    .map(str::to_owned)
+                    .collect::<Vec<_>>()
+            })
+            .filter(|w| !w.is_empty())
+            .collect()
+    })
+}
+
+/// Every term of `text`, in order and with repeats: what the store indexes.
+pub fn index_terms(text: &str) -> Vec<String> {
+    let folded = canonical_key(text);
+    let mut terms = Vec::new();
+    // A CJK run may span several UAX #29 segments (each ideograph is its own
+    // word there); adjacent segments are glued back into one run first.
+    let mut run = String::new();
+    let mut run_end = 0;
+    for (start, word) in folded.unicode_word_indices() {
+        for (offset, piece) in split_cjk(word) {
+            let at = start + offset;
+            if piece.cjk {
+                if !run.is_empty() && run_end != at {
+                    push_bigrams(&run, &mut terms);
+                    run.clear();
+                }
+                run.push_str(piece.text);
+                run_end = at + piece.text.len();
+            } else {
+                push_bigrams(&run, &mut terms);
+                run.clear();
+                terms.push(piece.text.to_owned());
+            }
+        }
+    }
+    push_bigrams(&run, &mut terms);
+    terms
+}
+
+/// [`index_terms`] joined by single spaces: the text of the store's FTS5 column.
+pub fn index_text(text: &str) -> String {
+    index_terms(text).join(" ")
+}
+
+/// The words of a question that say what it is about, each once, in order of
+/// first appearance: index terms minus stop words, one-letter Latin tokens and
+/// numbers (a four-digit number is kept: it is most likely a year).
+pub fn distinctive_terms(question: &str) -> Vec<String> {
+    let stop = stopwords();
+    let mut seen = HashSet::new();
+    index_terms(question)
+        .into_iter()
+        .filter(|t| !stop.contains(t))
+        .filter(|t| !is_single_latin(t))
+        .filter(|t| !is_number(t) || t.chars().count() == 4)
+        .filter(|t| seen.insert(t.clone()))
+        .collect()
+}
+
+/// The fraction of `terms` found among the index terms of `text`, in [0, 1]:
+/// a lexical signal for stores that do not rank with BM25. Empty terms give 0.
+pub fn lexical_overlap(terms: &[String], text: &str) -> f32 {
+    if terms.is_empty() {
+        return 0.0;
+    }
+    let have: HashSet<String> = index_terms(text).into_iter().collect();
+    let hits = terms.iter().filter(|t| have.contains(*t)).count();
+    hits as f32 / terms.len() as f32
+}
+
+/// An FTS5 MATCH expression that finds rows holding any of `terms`, or `None`
+/// when there is nothing to search for.
+///
+/// Every term is a double-quoted string with its inner quotes doubled, so
+/// FTS5 reads it as a phrase and never as syntax: `AND`, `NEAR(`, `*`, `-`,
+/// `:` or `^` inside a term are plain text. Terms with no letter or digit are
+/// skipped (they would be empty phrases), NUL characters are removed (a bound
+/// string would be cut there), and the rest are joined with `OR`.
+pub fn fts5_query(terms: &[String]) -> Option<String> {
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| t.replace('\0', ""))
+        .filter(|t| t.chars().any(char::is_alphanumeric))
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}
+
+struct Piece<'a> {
+    text: &'a str,
+    cjk: bool,
+}
+
+/// Cuts a word into maximal runs of CJK and non-CJK characters, with byte offsets.
+fn split_cjk(word: &str) -> Vec<(usize, Piece<'_>)> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut current: Option<bool> = None;
+    for (i, c) in word.char_indices() {
+        let cjk = is_cjk(c);
+        match current {
+            Some(kind) if kind != cjk => {
+                pieces.push((
+                    start,
+                    Piece {
+                        text: &word[start..i],
+                        cjk: kind,
+                    },
+                ));
+                start = i;
+            }
+            _ => {}
+        }
+        current = Some(cjk);
+    }
+    if let Some(kind) = current {
+        pieces.push((
+            start,
+            Piece {
+                text: &word[start..],
+                cjk: kind,
+            },
+        ));
+    }
+    pieces
+}
+
+fn push_bigrams(run: &str, terms: &mut Vec<String>) {
+    let chars: Vec<char> = run.chars().collect();
+    match chars.len() {
+        0 => {}
+        1 => terms.push(run.to_owned()),
+        _ => terms.extend(chars.windows(2).map(|w| w.iter().collect::<String>())),
+    }
+}
+
+fn is_cjk(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x11FF     // Hangul Jamo
+        | 0x3040..=0x309F   // Hiragana
+        | 0x30A0..=0x30FF   // Katakana
+        | 0x3130..=0x318F   // Hangul Compatibility Jamo
+        | 0x3400..=0x4DBF   // CJK Extension A
+        | 0x4E00..=0x9FFF   // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF   // Hangul Syllables
+        | 0xF900..=0xFAFF   // CJK Compatibility Ideographs
+        | 0xFF66..=0xFF9F   // Halfwidth Katakana (NFKC folds most, not all uses)
+        | 0x20000..=0x3134F) // CJK Extensions B–G
+}
+
+fn is_single_latin(term: &str) -> bool {
+    let mut chars = term.chars();
+    match (chars.next(), chars.next()) {
+        (Some(c), None) => c.is_ascii_alphabetic() || matches!(c as u32, 0x00C0..=0x024F),
+        _ => false,
+    }
+}
+
+fn is_number(term: &str) -> bool {
+    term.chars().all(char::is_numeric)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn terms(q: &str) -> Vec<String> {
+        distinctive_terms(q)
+    }
+
+    #[test]
+    fn english_question_keeps_only_its_subject() {
+        assert_eq!(terms("What is a cell?"), ["cell"]);
+        assert_eq!(terms("Can you explain osmosis again, please?"), ["osmosis"]);
+        assert!(terms("what did we cover?").is_empty());
+    }
+
+    #[test]
+    fn other_languages_keep_only_their_subject() {
+        assert_eq!(terms("¿Qué es la ósmosis? Explícame"), ["osmosis"]);
+        assert_eq!(terms("Erkläre mir bitte die Zellmembran"), ["zellmembran"]);
+        assert_eq!(terms("Spiegami cos'è la mitosi"), ["mitosi"]);
+        assert_eq!(terms("Jelaskan apa itu fotosintesis"), ["fotosintesis"]);
+        assert_eq!(terms("Explique-moi la photosynthèse"), ["photosynthese"]);
+        assert_eq!(terms("O que é a mitocôndria?"), ["mitocondria"]);
+        assert_eq!(terms("ما هي الخلية؟ اشرح لي"), ["الخلية"]);
+    }
+
+    #[test]
+    fn numbers_go_but_years_stay() {
+        assert_eq!(terms("osmosis 3 12 2025"), ["osmosis", "2025"]);
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams() {
+        assert_eq!(index_terms("細胞膜とは"), ["細胞", "胞膜", "膜と", "とは"]);
+        assert_eq!(index_terms("猫"), ["猫"]);
+        assert_eq!(index_terms("DNA複製"), ["dna", "複製"]);
+        assert_eq!(index_terms("세포막"), ["세포", "포막"]);
+    }
+
+    #[test]
+    fn repeated_terms_come_once() {
+        assert_eq!(terms("cell cell Cell CELL"), ["cell"]);
+    }
+
+    #[test]
+    fn hostile_strings_give_only_quoted_terms() {
+        let hostile: Vec<String> = [
+            "\"",
+            "a\"b",
+            "NEAR(",
+            "NEAR(a b, 3)",
+            "*",
+            "cell*",
+            "-x",
+            "col:val",
+            "AND",
+            "OR",
+            "NOT",
+            "^start",
+            "(",
+            ")",
+            "\"\"\"",
+            "\0",
+            "x\0y",
+            "",
+            "  ",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let q = fts5_query(&hostile).expect("some terms have letters");
+        // Re-read the expression: it must be quoted strings joined by OR, nothing else.
+        let mut rest = q.as_str();
+        let mut count = 0;
+        loop {
+            rest = rest
+                .strip_prefix('"')
+                .expect("each term opens with a quote");
+            let mut end = None;
+            let bytes = rest.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] == b'"' {
+                    if bytes.get(i + 1) == Some(&b'"') {
+                        i += 2;
+                        continue;
+                    }
+                    end = Some(i);
+                    break;
+                }
+                i += 1;
+            }
+            let end = end.expect("each term closes its quote");
+            count += 1;
+            rest = &rest[end + 1..];
+            if rest.is_empty() {
+                break;
+            }
+            rest = rest.strip_prefix(" OR ").expect("terms are joined by OR");
+        }
+        assert_eq!(count, 11);
+        assert!(!q.contains('\0'));
+        assert!(q.contains("\"a\"\"b\""));
+        assert!(q.contains("\"NEAR(a b, 3)\""));
+    }
+
+    #[test]
+    fn nothing_to_search_gives_no_query() {
+        assert_eq!(fts5_query(&[]), None);
+        assert_eq!(fts5_query(&["*".into(), "\"".into(), " ".into()]), None);
+        assert_eq!(fts5_query(&terms("what is it?")), None);
+        assert_eq!(
+            fts5_query(&terms("what is a cell?")).as_deref(),
+            Some("\"cell\"")
+        );
+    }
+
+    #[test]
+    fn overlap_counts_terms_present() {
+        let t = terms("osmosis and diffusion");
+        assert_eq!(lexical_overlap(&t, "Osmosis is passive"), 0.5);
+        assert_eq!(lexical_overlap(&t, "Diffusion; OSMOSIS."), 1.0);
+        assert_eq!(lexical_overlap(&[], "anything"), 0.0);
+    }
+}

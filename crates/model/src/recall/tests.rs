@@ -1,0 +1,525 @@
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use proptest::prelude::*;
+
+use super::*;
+
+fn day(y: i32, m: u32, d: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, m, d, 10, 0, 0)
+        .single()
+        .expect("valid date")
+}
+
+/// A candidate with no evidence of matching anything.
+fn plain(id: i64, at: DateTime<Utc>) -> Candidate {
+    Candidate {
+        id,
+        kind: "question".into(),
+        at,
+        salience: 0.35,
+        collapse_key: format!("unique {id}"),
+        lexical: 0.0,
+        semantic: 0.1,
+        concept: false,
+        narration: false,
+    }
+}
+
+fn hit(id: i64, at: DateTime<Utc>) -> Candidate {
+    Candidate {
+        lexical: 1.0,
+        semantic: 0.7,
+        ..plain(id, at)
+    }
+}
+
+fn ids(outcome: &RecallOutcome) -> Vec<i64> {
+    outcome.ranked.iter().map(|r| r.candidate.id).collect()
+}
+
+const P: RecallParams = RecallParams::MINILM;
+
+#[test]
+fn recency_halves_every_75_days() {
+    let now = day(2026, 9, 15);
+    assert!((recency(now, now) - 1.0).abs() < 1e-6);
+    assert!((recency(now - Duration::days(75), now) - 0.5).abs() < 1e-6);
+    assert!((recency(now - Duration::days(200), now) - 0.1575).abs() < 1e-3);
+    assert!((recency(now + Duration::days(3), now) - 1.0).abs() < 1e-6);
+}
+
+/// SPEC §3's worked example: by weights alone the fresh irrelevant note would
+/// win if relevance decayed with age; the gate discards it instead.
+#[test]
+fn fresh_irrelevant_note_loses_to_old_exact_match() {
+    let now = day(2026, 9, 15);
+    let note = Candidate {
+        kind: "taught".into(),
+        salience: 0.85,
+        ..plain(1, now)
+    };
+    let old = hit(2, now - Duration::days(200));
+    // The trap the gate exists for: recency alone beats a decayed match.
+    assert!(RECENCY_WEIGHT * recency(note.at, now) > RELEVANCE_WEIGHT * recency(old.at, now));
+    let out = recall(vec![note, old], true, None, now, &P, 10);
+    assert_eq!(out.basis, Basis::Matched);
+    assert_eq!(ids(&out), [2]);
+}
+
+#[test]
+fn march_match_is_recalled_in_september_under_600_newer_episodes() {
+    let now = day(2026, 9, 20);
+    let mut pool: Vec<Candidate> = (0..600)
+        .map(|i| Candidate {
+            salience: 0.85,
+            ..plain(1000 + i, now - Duration::hours(i + 1))
+        })
+        .collect();
+    pool.push(Candidate {
+        lexical: 1.0,
+        ..plain(7, day(2026, 3, 12))
+    });
+    let out = recall(pool, true, None, now, &P, 8);
+    assert_eq!(out.basis, Basis::Matched);
+    assert_eq!(ids(&out), [7]);
+}
+
+#[test]
+fn what_is_a_cell_nine_times_comes_back_once_with_its_count() {
+    let now = day(2026, 9, 1);
+    let spellings = [
+        "what is a cell",
+        "What is a cell?",
+        "WHAT IS A CELL",
+        "what is a cell ?",
+    ];
+    let mut pool: Vec<Candidate> = (0..9)
+        .map(|i| Candidate {
+            collapse_key: collapse_key("question", spellings[i % spellings.len()], None, None),
+            ..hit(i as i64 + 1, now - Duration::days(10 * i as i64 + 1))
+        })
+        .collect();
+    pool.push(Candidate {
+        collapse_key: collapse_key("question", "what is a cell wall", None, None),
+        lexical: 0.5,
+        ..hit(50, now - Duration::days(2))
+    });
+    // Same text, another kind: an answer is not a repeat of the question.
+    pool.push(Candidate {
+        kind: "answer".into(),
+        collapse_key: collapse_key("answer", "what is a cell", None, None),
+        ..hit(60, now - Duration::days(3))
+    });
+    let out = recall(pool, true, None, now, &P, 10);
+    assert_eq!(out.ranked.len(), 3);
+    let cell = &out.ranked[0];
+    assert_eq!(cell.count, 9);
+    assert_eq!(cell.members, (1..=9).collect::<Vec<i64>>());
+    assert_eq!(cell.candidate.id, 1, "the newest stands for the group");
+    assert!(out.ranked[1..].iter().all(|r| r.count == 1));
+}
+
+#[test]
+fn checks_collapse_by_topic_and_verdict() {
+    assert_eq!(
+        collapse_key(
+            "check",
+            "Why does water move?",
+            Some("Osmosis"),
+            Some("missed")
+        ),
+        collapse_key("check", "Explain osmosis", Some("osmosis"), Some("Missed"))
+    );
+    assert_ne!(
+        collapse_key("check", "q", Some("osmosis"), Some("missed")),
+        collapse_key("check", "q", Some("osmosis"), Some("right"))
+    );
+}
+
+#[test]
+fn july_window_returns_only_july() {
+    let now = day(2026, 9, 15);
+    let july = (
+        day(2026, 7, 1) - Duration::hours(10),
+        day(2026, 8, 1) - Duration::hours(10),
+    );
+    let pool = vec![
+        plain(1, day(2026, 6, 30)),
+        plain(2, day(2026, 7, 2)),
+        plain(3, day(2026, 7, 31)),
+        plain(4, day(2026, 8, 1)),
+        hit(5, day(2025, 7, 10)), // last year's July
+        plain(6, day(2026, 9, 14)),
+    ];
+    // "what did we cover in July?" has no content once the window words go.
+    let out = recall(pool.clone(), false, Some(july), now, &P, 10);
+    assert!(!out.window_empty);
+    assert_eq!(out.basis, Basis::NoQuestion);
+    assert_eq!(ids(&out), [3, 2]);
+    // "what about osmosis in July?" with osmosis only outside July: July's recent past, flagged.
+    let out = recall(pool, true, Some(july), now, &P, 10);
+    assert_eq!(out.basis, Basis::NothingMatched);
+    assert_eq!(ids(&out), [3, 2]);
+}
+
+#[test]
+fn empty_window_is_reported_and_nothing_from_outside_fills_it() {
+    let now = day(2026, 9, 15);
+    let february = (day(2026, 2, 1), day(2026, 3, 1));
+    let pool = vec![
+        hit(1, day(2026, 1, 20)),
+        hit(2, day(2026, 3, 2)),
+        plain(3, day(2026, 9, 1)),
+    ];
+    let out = recall(pool, true, Some(february), now, &P, 10);
+    assert!(out.window_empty);
+    assert!(out.ranked.is_empty());
+}
+
+#[test]
+fn narrations_are_never_evidence_of_a_period() {
+    let now = day(2026, 9, 15);
+    let july = (day(2026, 7, 1), day(2026, 8, 1));
+    let narration = Candidate {
+        kind: "answer".into(),
+        narration: true,
+        ..hit(9, day(2026, 7, 31))
+    };
+    let september_narration = Candidate {
+        narration: true,
+        ..hit(10, day(2026, 9, 10))
+    };
+    let pool = vec![
+        narration.clone(),
+        september_narration,
+        plain(1, day(2026, 7, 5)),
+    ];
+    let out = recall(pool, true, Some(july), now, &P, 10);
+    assert_eq!(ids(&out), [1]);
+    // A window holding only narrations holds no record.
+    let out = recall(vec![narration.clone()], false, Some(july), now, &P, 10);
+    assert!(out.window_empty);
+    // Without a window a narration is an ordinary answer.
+    let out = recall(vec![narration], true, None, now, &P, 10);
+    assert_eq!(ids(&out), [9]);
+}
+
+#[test]
+fn no_question_ranks_by_recency_then_salience() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(1);
+    let pool = vec![
+        Candidate {
+            salience: 0.35,
+            ..plain(1, t)
+        },
+        Candidate {
+            salience: 0.85,
+            ..plain(2, t)
+        },
+        Candidate {
+            salience: 0.85,
+            ..hit(3, now - Duration::days(30))
+        },
+        plain(4, now - Duration::hours(1)),
+    ];
+    let out = recall(pool, false, None, now, &P, 10);
+    assert_eq!(out.basis, Basis::NoQuestion);
+    assert_eq!(ids(&out), [4, 2, 1, 3]);
+}
+
+#[test]
+fn nothing_matched_offers_the_recent_past_as_such() {
+    let now = day(2026, 9, 15);
+    let pool = vec![
+        plain(1, now - Duration::days(5)),
+        plain(2, now - Duration::days(1)),
+    ];
+    let out = recall(pool, true, None, now, &P, 10);
+    assert_eq!(out.basis, Basis::NothingMatched);
+    assert_eq!(ids(&out), [2, 1]);
+    assert!(out.ranked.iter().all(|r| !r.matched));
+}
+
+#[test]
+fn each_signal_alone_is_a_match() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(400);
+    let pool = vec![
+        Candidate {
+            lexical: 0.2,
+            ..plain(1, t)
+        },
+        Candidate {
+            concept: true,
+            ..plain(2, t)
+        },
+        Candidate {
+            semantic: 0.36,
+            ..plain(3, t)
+        },
+        Candidate {
+            semantic: 0.34,
+            ..plain(4, t)
+        }, // just under MiniLM's floor
+        plain(5, now),
+    ];
+    let out = recall(pool, true, None, now, &P, 10);
+    let mut got = ids(&out);
+    got.sort_unstable();
+    assert_eq!(got, [1, 2, 3]);
+    // Concept (0.6) beats a weak lexical hit (0.2) beats a bare semantic one.
+    assert_eq!(ids(&out), [2, 1, 3]);
+}
+
+#[test]
+fn pools_that_found_the_same_episode_merge_their_signals() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(3);
+    let from_fts = Candidate {
+        lexical: 0.4,
+        ..plain(1, t)
+    };
+    let from_vectors = Candidate {
+        semantic: 0.9,
+        ..plain(1, t)
+    };
+    let out = recall(
+        vec![from_fts, from_vectors, plain(2, now)],
+        true,
+        None,
+        now,
+        &P,
+        10,
+    );
+    assert_eq!(ids(&out), [1]);
+    assert_eq!(out.ranked[0].count, 1);
+    assert_eq!(out.ranked[0].relevance, 1.0);
+}
+
+#[test]
+fn future_episodes_and_broken_signals_are_harmless() {
+    let now = day(2026, 9, 15);
+    let pool = vec![
+        hit(1, now + Duration::days(1)),
+        Candidate {
+            lexical: f32::NAN,
+            semantic: f32::NAN,
+            salience: f32::INFINITY,
+            ..plain(2, now)
+        },
+        plain(3, now - Duration::days(1)),
+    ];
+    let out = recall(pool, true, None, now, &P, 10);
+    assert_eq!(out.basis, Basis::NothingMatched);
+    assert_eq!(ids(&out), [2, 3]);
+    assert!(out.ranked.iter().all(|r| r.score.is_finite()));
+}
+
+#[test]
+fn limit_counts_groups_not_episodes() {
+    let now = day(2026, 9, 15);
+    let pool: Vec<Candidate> = (0..6)
+        .map(|i| Candidate {
+            collapse_key: format!("k{}", i % 3),
+            ..hit(i, now - Duration::days(i))
+        })
+        .collect();
+    let out = recall(pool, true, None, now, &P, 2);
+    assert_eq!(out.ranked.len(), 2);
+    assert_eq!(out.ranked.iter().map(|r| r.count).sum::<usize>(), 4);
+}
+
+fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
+    (
+        0i64..=2000 * 24,
+        0.0f32..=1.0,
+        prop_oneof![Just(0.0f32), 0.0f32..=1.0],
+        -1.0f32..=1.0,
+        any::<bool>(),
+        0u8..4,
+    )
+        .prop_map(
+            move |(age_hours, salience, lexical, semantic, concept, key)| Candidate {
+                id,
+                kind: "question".into(),
+                at: day(2026, 9, 15) - Duration::hours(age_hours),
+                salience,
+                collapse_key: if key == 0 {
+                    String::new()
+                } else {
+                    format!("k{key}")
+                },
+                lexical,
+                semantic,
+                concept: concept && key == 1,
+                narration: false,
+            },
+        )
+}
+
+fn arb_pool() -> impl Strategy<Value = Vec<Candidate>> {
+    (1usize..40).prop_flat_map(|n| (0..n as i64).map(arb_candidate).collect::<Vec<_>>())
+}
+
+proptest! {
+    /// Recency never lets a non-match outrank a match: whatever the ages and
+    /// saliences, once anything matches, only matches are recalled.
+    #[test]
+    fn recency_never_lets_a_non_match_outrank_a_match(pool in arb_pool()) {
+        let now = day(2026, 9, 15);
+        let any_match = pool.iter().any(|c| P.matches(c));
+        let out = recall(pool.clone(), true, None, now, &P, usize::MAX);
+        if any_match {
+            prop_assert_eq!(out.basis, Basis::Matched);
+            for r in &out.ranked {
+                for id in &r.members {
+                    let member = pool.iter().find(|c| c.id == *id).expect("member from the pool");
+                    prop_assert!(P.matches(member));
+                }
+            }
+            let recalled: usize = out.ranked.iter().map(|r| r.count).sum();
+            prop_assert_eq!(recalled, pool.iter().filter(|c| P.matches(c)).count());
+        } else {
+            prop_assert_eq!(out.basis, Basis::NothingMatched);
+        }
+    }
+
+    /// The extreme pair: the freshest, most salient non-match against the
+    /// oldest, least salient, weakest match.
+    #[test]
+    fn the_weakest_oldest_match_beats_the_freshest_non_match(
+        age_days in 0i64..=2000, salience in 0.0f32..=1.0, cosine in 0.35f32..=1.0,
+    ) {
+        let now = day(2026, 9, 15);
+        let non_match = Candidate { salience: 1.0, ..plain(1, now) };
+        let weak = Candidate { salience, semantic: cosine, ..plain(2, now - Duration::days(age_days)) };
+        let out = recall(vec![non_match, weak], true, None, now, &P, usize::MAX);
+        prop_assert_eq!(ids(&out), vec![2]);
+    }
+
+    /// Collapse loses no episode: counts add up to the survivors of the gate,
+    /// and every survivor is a member of exactly one group.
+    #[test]
+    fn collapse_preserves_the_total_count(pool in arb_pool(), question in any::<bool>()) {
+        let now = day(2026, 9, 15);
+        let out = recall(pool.clone(), question, None, now, &P, usize::MAX);
+        let survivors = if out.basis == Basis::Matched {
+            pool.iter().filter(|c| P.matches(c)).count()
+        } else {
+            pool.len()
+        };
+        prop_assert_eq!(out.ranked.iter().map(|r| r.count).sum::<usize>(), survivors);
+        let mut members: Vec<i64> = out.ranked.iter().flat_map(|r| r.members.clone()).collect();
+        members.sort_unstable();
+        members.dedup();
+        prop_assert_eq!(members.len(), survivors);
+        for r in &out.ranked {
+            prop_assert_eq!(r.count, r.members.len());
+        }
+    }
+
+    /// The same pool in any order gives the same answer.
+    #[test]
+    fn results_are_deterministic(pool in arb_pool(), question in any::<bool>(), seed in any::<u64>()) {
+        let now = day(2026, 9, 15);
+        let mut shuffled = pool.clone();
+        // A seeded rotation and reversal: enough to change the input order.
+        let n = shuffled.len();
+        shuffled.rotate_left((seed as usize) % n);
+        if seed % 2 == 0 {
+            shuffled.reverse();
+        }
+        let a = recall(pool, question, None, now, &P, usize::MAX);
+        let b = recall(shuffled, question, None, now, &P, usize::MAX);
+        prop_assert_eq!(a, b);
+    }
+
+    /// A limit cuts the list, never the counts: the first k groups are the
+    /// same, members and all, as without a limit.
+    #[test]
+    fn a_limit_is_a_prefix_of_the_full_ranking(pool in arb_pool(), question in any::<bool>(), k in 0usize..8) {
+        let now = day(2026, 9, 15);
+        let full = recall(pool.clone(), question, None, now, &P, usize::MAX);
+        let cut = recall(pool, question, None, now, &P, k);
+        prop_assert_eq!(&cut.ranked[..], &full.ranked[..k.min(full.ranked.len())]);
+    }
+
+    /// Hostile question text never yields an unquoted FTS5 token.
+    #[test]
+    fn fts5_query_is_always_quoted(question in ".{0,80}") {
+        let terms = distinctive_terms(&question);
+        if let Some(q) = fts5_query(&terms) {
+            let mut inside = false;
+            let mut outside = String::new();
+            let mut chars = q.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if inside && chars.peek() == Some(&'"') {
+                        chars.next();
+                    } else {
+                        inside = !inside;
+                    }
+                } else if !inside {
+                    outside.push(c);
+                }
+            }
+            prop_assert!(!inside, "unbalanced quotes in {}", q);
+            prop_assert!(outside.split(' ').all(|w| w.is_empty() || w == "OR"), "{}", q);
+        }
+    }
+}
+
+/// The helpers fit together: terms from the question, overlap and narration
+/// flags from episode texts, then the gate, in several languages.
+#[test]
+fn questions_in_many_languages_recall_their_episodes() {
+    let now = day(2026, 9, 20);
+    let texts = [
+        "La ósmosis es el paso de agua a través de una membrana",
+        "Die Zellmembran trennt die Zelle von ihrer Umgebung",
+        "La mitosi divide una cellula in due",
+        "Fotosintesis terjadi di kloroplas",
+        "الخلية هي الوحدة الأساسية للحياة",
+        "In July we covered osmosis, mitosis and the cell membrane",
+        "Quiz: 7/10 on enzymes",
+    ];
+    let episodes = |question: &str| -> Vec<Candidate> {
+        let terms = distinctive_terms(question);
+        texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| Candidate {
+                lexical: lexical_overlap(&terms, text),
+                narration: narrates_period(text),
+                collapse_key: collapse_key("answer", text, None, None),
+                ..plain(i as i64, now - Duration::days(30 * i as i64 + 1))
+            })
+            .collect()
+    };
+    for (question, want) in [
+        ("¿Qué es la ósmosis? Explícame", 0),
+        ("Erkläre mir die Zellmembran", 1),
+        ("Spiegami la mitosi", 2),
+        ("Jelaskan apa itu fotosintesis", 3),
+        ("ما هي الخلية؟", 4),
+    ] {
+        let out = recall(episodes(question), true, None, now, &P, 5);
+        assert_eq!(out.basis, Basis::Matched, "{question}");
+        let got = ids(&out);
+        assert_eq!(got.first(), Some(&want), "{question}");
+        assert!(!got.contains(&6), "the quiz matches nothing: {question}");
+    }
+    // The narration is flagged, so a window over its day keeps it out.
+    let pool = episodes("what did we cover");
+    assert!(pool[5].narration && !pool[0].narration);
+    let at5 = pool[5].at;
+    let out = recall(
+        pool,
+        false,
+        Some((at5 - Duration::days(1), at5 + Duration::days(1))),
+        now,
+        &P,
+        5,
+    );
+    assert!(out.window_empty);
+}
