@@ -39,12 +39,32 @@ pub struct Event {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum EventBody {
-    File { name: String, source: FileSource },
-    FileRemoved { name: String },
-    Learner { text: String },
-    Tutor { text: String, cites: Vec<Cite> },
-    Check { topic: String, verdict: Verdict, evaluation: Option<String>, predicted: Option<f64> },
-    Quiz { title: String, score: f64, max: f64, concepts: Vec<String> },
+    File {
+        name: String,
+        source: FileSource,
+    },
+    FileRemoved {
+        name: String,
+    },
+    Learner {
+        text: String,
+    },
+    Tutor {
+        text: String,
+        cites: Vec<Cite>,
+    },
+    Check {
+        topic: String,
+        verdict: Verdict,
+        evaluation: Option<String>,
+        predicted: Option<f64>,
+    },
+    Quiz {
+        title: String,
+        score: f64,
+        max: f64,
+        concepts: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -127,11 +147,18 @@ pub struct History {
 pub fn parse(source: &str, bytes: &[u8]) -> Result<History> {
     let text = std::str::from_utf8(bytes).map_err(|e| Error::History {
         file: source.to_string(),
-        line: 1 + bytes[..e.valid_up_to()].iter().filter(|&&b| b == b'\n').count(),
+        line: 1 + bytes[..e.valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count(),
         message: "the file is not valid UTF-8".into(),
     })?;
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
-    let bad = |line: usize, message: String| Error::History { file: source.to_string(), line, message };
+    let bad = |line: usize, message: String| Error::History {
+        file: source.to_string(),
+        line,
+        message,
+    };
 
     let mut subject = None;
     let mut events: Vec<Event> = Vec::new();
@@ -143,26 +170,42 @@ pub fn parse(source: &str, bytes: &[u8]) -> Result<History> {
             continue;
         }
         if raw_line.len() > MAX_LINE_BYTES {
-            return Err(bad(line, format!("the line is longer than {MAX_LINE_BYTES} bytes")));
+            return Err(bad(
+                line,
+                format!("the line is longer than {MAX_LINE_BYTES} bytes"),
+            ));
         }
-        let value: serde_json::Value =
-            serde_json::from_str(raw_line).map_err(|e| bad(line, format!("not valid JSON: {e}")))?;
+        let value: serde_json::Value = serde_json::from_str(raw_line)
+            .map_err(|e| bad(line, format!("not valid JSON: {e}")))?;
         if !value.is_object() {
             return Err(bad(line, "expected a JSON object".into()));
         }
         let id = match value.get("id") {
             None | Some(serde_json::Value::Null) => None,
-            Some(serde_json::Value::String(s)) if !s.trim().is_empty() && s.len() <= 200 => Some(s.clone()),
-            Some(_) => return Err(bad(line, "\"id\" must be a non-empty string of at most 200 bytes".into())),
+            Some(serde_json::Value::String(s)) if !s.trim().is_empty() && s.len() <= 200 => {
+                Some(s.clone())
+            }
+            Some(_) => {
+                return Err(bad(
+                    line,
+                    "\"id\" must be a non-empty string of at most 200 bytes".into(),
+                ));
+            }
         };
-        let parsed: Line = serde_json::from_value(value.clone()).map_err(|e| bad(line, describe_serde(&e)))?;
+        let parsed: Line =
+            serde_json::from_value(value.clone()).map_err(|e| bad(line, describe_serde(&e)))?;
         let at_of = |s: &str| -> Result<DateTime<Utc>> {
             DateTime::parse_from_rfc3339(s)
                 .map(|t| t.with_timezone(&Utc))
                 .map_err(|e| bad(line, format!("\"at\" is not an RFC 3339 time ({s:?}): {e}")))
         };
         let (at, body) = match parsed {
-            Line::Subject { learner, subject: slug, title, language } => {
+            Line::Subject {
+                learner,
+                subject: slug,
+                title,
+                language,
+            } => {
                 if subject.is_some() || !events.is_empty() {
                     return Err(bad(line, "only the first line may name the subject".into()));
                 }
@@ -170,12 +213,25 @@ pub fn parse(source: &str, bytes: &[u8]) -> Result<History> {
                 if let Some(l) = &language
                     && !is_language_tag(l)
                 {
-                    return Err(bad(line, format!("\"language\" is not a BCP 47 tag: {l:?}")));
+                    return Err(bad(
+                        line,
+                        format!("\"language\" is not a BCP 47 tag: {l:?}"),
+                    ));
                 }
-                subject = Some(SubjectLine { title: title.unwrap_or_default(), key, language });
+                subject = Some(SubjectLine {
+                    title: title.unwrap_or_default(),
+                    key,
+                    language,
+                });
                 continue;
             }
-            Line::File { at, name, path, content, pages } => {
+            Line::File {
+                at,
+                name,
+                path,
+                content,
+                pages,
+            } => {
                 let source = match (path, content, pages) {
                     (Some(p), None, None) => FileSource::Path(p),
                     (None, Some(c), None) => FileSource::Content(c),
@@ -188,54 +244,130 @@ pub fn parse(source: &str, bytes: &[u8]) -> Result<History> {
                         ));
                     }
                 };
-                (at_of(&at)?, EventBody::File { name: file_name(line, name, &bad)?, source })
+                (
+                    at_of(&at)?,
+                    EventBody::File {
+                        name: file_name(line, name, &bad)?,
+                        source,
+                    },
+                )
             }
-            Line::FileRemoved { at, name } => {
-                (at_of(&at)?, EventBody::FileRemoved { name: file_name(line, name, &bad)? })
-            }
-            Line::Learner { at, text } => (at_of(&at)?, EventBody::Learner { text: some_text(line, "text", text, &bad)? }),
-            Line::Tutor { at, text, cites } => {
-                (at_of(&at)?, EventBody::Tutor { text: some_text(line, "text", text, &bad)?, cites })
-            }
-            Line::Check { at, topic, verdict, evaluation, predicted } => {
+            Line::FileRemoved { at, name } => (
+                at_of(&at)?,
+                EventBody::FileRemoved {
+                    name: file_name(line, name, &bad)?,
+                },
+            ),
+            Line::Learner { at, text } => (
+                at_of(&at)?,
+                EventBody::Learner {
+                    text: some_text(line, "text", text, &bad)?,
+                },
+            ),
+            Line::Tutor { at, text, cites } => (
+                at_of(&at)?,
+                EventBody::Tutor {
+                    text: some_text(line, "text", text, &bad)?,
+                    cites,
+                },
+            ),
+            Line::Check {
+                at,
+                topic,
+                verdict,
+                evaluation,
+                predicted,
+            } => {
                 if let Some(p) = predicted
                     && !(0.0..=1.0).contains(&p)
                 {
-                    return Err(bad(line, format!("\"predicted\" must be between 0 and 1, not {p}")));
+                    return Err(bad(
+                        line,
+                        format!("\"predicted\" must be between 0 and 1, not {p}"),
+                    ));
                 }
                 let evaluation = match evaluation {
-                    Some(e) if !e.trim().is_empty() => Some(some_text(line, "evaluation", e, &bad)?),
+                    Some(e) if !e.trim().is_empty() => {
+                        Some(some_text(line, "evaluation", e, &bad)?)
+                    }
                     _ => None,
                 };
                 let topic = some_text(line, "topic", topic, &bad)?;
-                (at_of(&at)?, EventBody::Check { topic, verdict, evaluation, predicted })
+                (
+                    at_of(&at)?,
+                    EventBody::Check {
+                        topic,
+                        verdict,
+                        evaluation,
+                        predicted,
+                    },
+                )
             }
-            Line::Quiz { at, title, score, max, concepts } => {
+            Line::Quiz {
+                at,
+                title,
+                score,
+                max,
+                concepts,
+            } => {
                 if !(max > 0.0 && max.is_finite() && (0.0..=max).contains(&score)) {
-                    return Err(bad(line, format!("a quiz needs 0 ≤ score ≤ max and max > 0 (got {score}/{max})")));
+                    return Err(bad(
+                        line,
+                        format!("a quiz needs 0 ≤ score ≤ max and max > 0 (got {score}/{max})"),
+                    ));
                 }
-                (at_of(&at)?, EventBody::Quiz { title: some_text(line, "title", title, &bad)?, score, max, concepts })
+                (
+                    at_of(&at)?,
+                    EventBody::Quiz {
+                        title: some_text(line, "title", title, &bad)?,
+                        score,
+                        max,
+                        concepts,
+                    },
+                )
             }
         };
         if subject.is_none() {
-            return Err(bad(line, "the first line must be {\"type\":\"subject\", …}".into()));
+            return Err(bad(
+                line,
+                "the first line must be {\"type\":\"subject\", …}".into(),
+            ));
         }
         if let Some(prev) = events.last()
             && at < prev.at
         {
             return Err(bad(
                 line,
-                format!("events must be in time order: {} is before line {}'s {}", at.to_rfc3339(), prev.line, prev.at.to_rfc3339()),
+                format!(
+                    "events must be in time order: {} is before line {}'s {}",
+                    at.to_rfc3339(),
+                    prev.line,
+                    prev.at.to_rfc3339()
+                ),
             ));
         }
         if let Some(id) = &id
             && !ids.insert(id.clone())
         {
-            return Err(bad(line, format!("the id {id:?} is used twice in this file")));
+            return Err(bad(
+                line,
+                format!("the id {id:?} is used twice in this file"),
+            ));
         }
-        events.push(Event { line, id, at, body, raw: value });
+        events.push(Event {
+            line,
+            id,
+            at,
+            body,
+            raw: value,
+        });
     }
-    let subject = subject.ok_or_else(|| bad(1, "the file is empty: its first line must name the subject".into()))?;
+    let subject = subject.ok_or_else(|| {
+        bad(
+            1,
+            "the file is empty: its first line must name the subject".into(),
+        )
+    })?;
     Ok(History { subject, events })
 }
 
@@ -250,12 +382,20 @@ fn describe_serde(e: &serde_json::Error) -> String {
     }
 }
 
-fn some_text(line: usize, field: &str, text: String, bad: &impl Fn(usize, String) -> Error) -> Result<String> {
+fn some_text(
+    line: usize,
+    field: &str,
+    text: String,
+    bad: &impl Fn(usize, String) -> Error,
+) -> Result<String> {
     if text.trim().is_empty() {
         return Err(bad(line, format!("\"{field}\" is empty")));
     }
     if text.chars().count() > MAX_TEXT_CHARS {
-        return Err(bad(line, format!("\"{field}\" is longer than {MAX_TEXT_CHARS} characters")));
+        return Err(bad(
+            line,
+            format!("\"{field}\" is longer than {MAX_TEXT_CHARS} characters"),
+        ));
     }
     Ok(text)
 }
@@ -270,14 +410,16 @@ fn file_name(line: usize, name: String, bad: &impl Fn(usize, String) -> Error) -
 fn is_language_tag(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 35
-        && s.split('-').all(|p| !p.is_empty() && p.len() <= 8 && p.bytes().all(|b| b.is_ascii_alphanumeric()))
+        && s.split('-')
+            .all(|p| !p.is_empty() && p.len() <= 8 && p.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const HEAD: &str = r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#;
+    const HEAD: &str =
+        r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#;
 
     fn err_line(text: &str) -> (usize, String) {
         match parse("h.jsonl", text.as_bytes()) {
@@ -308,17 +450,86 @@ mod tests {
     fn malformed_lines_are_named() {
         let cases = [
             (format!("{HEAD}\n{{not json"), 2, "not valid JSON"),
-            (format!("{HEAD}\n{}", r#"{"type":"learner","at":"yesterday","text":"x"}"#), 2, "RFC 3339"),
-            (format!("{HEAD}\n{}", r#"{"type":"dance","at":"2026-01-01T00:00:00Z"}"#), 2, "unknown event type"),
-            (format!("{HEAD}\n{}", r#"{"type":"check","at":"2026-01-01T00:00:00Z","topic":"x","verdict":"maybe"}"#), 2, "unknown variant"),
-            (format!("{HEAD}\n{}", r#"{"type":"check","at":"2026-01-01T00:00:00Z","topic":"x","verdict":"right","predicted":1.5}"#), 2, "predicted"),
-            (format!("{HEAD}\n{}", r#"{"type":"quiz","at":"2026-01-01T00:00:00Z","title":"q","score":11,"max":10}"#), 2, "score"),
-            (format!("{HEAD}\n{}\n{}", r#"{"type":"learner","at":"2026-02-01T00:00:00Z","text":"a"}"#, r#"{"type":"learner","at":"2026-01-01T00:00:00Z","text":"b"}"#), 3, "time order"),
-            (format!("{HEAD}\n{}\n{}", r#"{"id":"x","type":"learner","at":"2026-01-01T00:00:00Z","text":"a"}"#, r#"{"id":"x","type":"learner","at":"2026-01-01T00:00:00Z","text":"b"}"#), 3, "used twice"),
-            (r#"{"type":"learner","at":"2026-01-01T00:00:00Z","text":"a"}"#.to_string(), 1, "first line"),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"learner","at":"yesterday","text":"x"}"#
+                ),
+                2,
+                "RFC 3339",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"dance","at":"2026-01-01T00:00:00Z"}"#
+                ),
+                2,
+                "unknown event type",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"check","at":"2026-01-01T00:00:00Z","topic":"x","verdict":"maybe"}"#
+                ),
+                2,
+                "unknown variant",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"check","at":"2026-01-01T00:00:00Z","topic":"x","verdict":"right","predicted":1.5}"#
+                ),
+                2,
+                "predicted",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"quiz","at":"2026-01-01T00:00:00Z","title":"q","score":11,"max":10}"#
+                ),
+                2,
+                "score",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}\n{}",
+                    r#"{"type":"learner","at":"2026-02-01T00:00:00Z","text":"a"}"#,
+                    r#"{"type":"learner","at":"2026-01-01T00:00:00Z","text":"b"}"#
+                ),
+                3,
+                "time order",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}\n{}",
+                    r#"{"id":"x","type":"learner","at":"2026-01-01T00:00:00Z","text":"a"}"#,
+                    r#"{"id":"x","type":"learner","at":"2026-01-01T00:00:00Z","text":"b"}"#
+                ),
+                3,
+                "used twice",
+            ),
+            (
+                r#"{"type":"learner","at":"2026-01-01T00:00:00Z","text":"a"}"#.to_string(),
+                1,
+                "first line",
+            ),
             (format!("{HEAD}\n{HEAD}"), 2, "only the first line"),
-            (format!("{HEAD}\n{}", r#"{"type":"file","at":"2026-01-01T00:00:00Z","name":"a.md"}"#), 2, "exactly one"),
-            (format!("{HEAD}\n{}", r#"{"type":"learner","at":"2026-01-01T00:00:00Z","text":"  "}"#), 2, "empty"),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"file","at":"2026-01-01T00:00:00Z","name":"a.md"}"#
+                ),
+                2,
+                "exactly one",
+            ),
+            (
+                format!(
+                    "{HEAD}\n{}",
+                    r#"{"type":"learner","at":"2026-01-01T00:00:00Z","text":"  "}"#
+                ),
+                2,
+                "empty",
+            ),
             (format!("{HEAD}\n[1,2]"), 2, "JSON object"),
             (String::new(), 1, "empty"),
         ];
@@ -333,6 +544,9 @@ mod tests {
     fn invalid_utf8_names_its_line() {
         let mut bytes = format!("{HEAD}\n").into_bytes();
         bytes.extend_from_slice(b"{\"type\":\"learner\",\"text\":\"\xff\"}");
-        assert!(matches!(parse("h", &bytes), Err(Error::History { line: 2, .. })));
+        assert!(matches!(
+            parse("h", &bytes),
+            Err(Error::History { line: 2, .. })
+        ));
     }
 }

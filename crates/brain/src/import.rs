@@ -50,7 +50,10 @@ pub fn import_file(
     path: &Path,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ImportReport> {
-    let bytes = std::fs::read(path).map_err(|e| Error::Io { path: path.display().to_string(), source: e })?;
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
     let base = path.parent().unwrap_or(Path::new("."));
     import_bytes(store, &path.display().to_string(), &bytes, base, progress)
 }
@@ -84,13 +87,20 @@ pub fn import_bytes(
         .events
         .iter()
         .map(|e| match &e.body {
-            EventBody::File { name, source: file_source } => load_file(source, e, name, file_source, base).map(Some),
+            EventBody::File {
+                name,
+                source: file_source,
+            } => load_file(source, e, name, file_source, base).map(Some),
             _ => Ok(None),
         })
         .collect::<Result<_>>()?;
 
     let total = history.events.len();
-    let first_at = history.events.first().map(|e| e.at).unwrap_or(DateTime::<Utc>::MIN_UTC);
+    let first_at = history
+        .events
+        .first()
+        .map(|e| e.at)
+        .unwrap_or(DateTime::<Utc>::MIN_UTC);
     store.write(|tx| {
         let subject = tx.ensure_subject(
             &history.subject.key,
@@ -124,8 +134,18 @@ pub fn import_bytes(
     })
 }
 
-fn load_file(history: &str, event: &Event, name: &str, source: &FileSource, base: &Path) -> Result<LoadedFile> {
-    let at_line = |message: String| Error::History { file: history.to_string(), line: event.line, message };
+fn load_file(
+    history: &str,
+    event: &Event,
+    name: &str,
+    source: &FileSource,
+    base: &Path,
+) -> Result<LoadedFile> {
+    let at_line = |message: String| Error::History {
+        file: history.to_string(),
+        line: event.line,
+        message,
+    };
     let (bytes, pages) = match source {
         FileSource::Path(p) => {
             let full = base.join(p);
@@ -135,12 +155,20 @@ fn load_file(history: &str, event: &Event, name: &str, source: &FileSource, base
             (bytes, pages)
         }
         FileSource::Content(c) => {
-            let pages = tm_ingest::read_pages(name, c.as_bytes()).map_err(|e| at_line(e.to_string()))?;
+            let pages =
+                tm_ingest::read_pages(name, c.as_bytes()).map_err(|e| at_line(e.to_string()))?;
             (c.as_bytes().to_vec(), pages)
         }
-        FileSource::Pages(p) => (p.join("\u{c}").into_bytes(), tm_ingest::pages_from_list(p.clone())),
+        FileSource::Pages(p) => (
+            p.join("\u{c}").into_bytes(),
+            tm_ingest::pages_from_list(p.clone()),
+        ),
     };
-    Ok(LoadedFile { bytes, format: pages.format.as_str(), pages: pages.pages })
+    Ok(LoadedFile {
+        bytes,
+        format: pages.format.as_str(),
+        pages: pages.pages,
+    })
 }
 
 fn import_key(event: &Event, file: Option<&LoadedFile>) -> Hash {
@@ -173,7 +201,12 @@ fn apply(
             data.insert("file".into(), name.clone().into());
             data.insert("version".into(), v.version.into());
             data.insert("removed".into(), true.into());
-            evidence.push(Evidence { file: name.clone(), version: v.id, page: None, sha256: v.sha256.clone() });
+            evidence.push(Evidence {
+                file: name.clone(),
+                version: v.id,
+                page: None,
+                sha256: v.sha256.clone(),
+            });
             let summary = format!("File {name} removed");
             let text = format!("{summary}.");
             (Kind::File, None, summary, text)
@@ -183,20 +216,31 @@ fn apply(
             let added = tx.add_file(subject, name, &f.bytes, f.format, &f.pages, event.at)?;
             let v = added.version();
             let summary = match &added {
-                FileAdded::New { replaced: Some(_), .. } => {
+                FileAdded::New {
+                    replaced: Some(_), ..
+                } => {
                     report.file_versions += 1;
                     format!("File {name} replaced (version {})", v.version)
                 }
                 FileAdded::New { .. } => {
                     report.file_versions += 1;
-                    format!("File {name} added ({} page{})", v.pages, if v.pages == 1 { "" } else { "s" })
+                    format!(
+                        "File {name} added ({} page{})",
+                        v.pages,
+                        if v.pages == 1 { "" } else { "s" }
+                    )
                 }
                 FileAdded::Unchanged(_) => format!("File {name} uploaded again, unchanged"),
             };
             data.insert("file".into(), name.clone().into());
             data.insert("version".into(), v.version.into());
             data.insert("pages".into(), v.pages.into());
-            evidence.push(Evidence { file: name.clone(), version: v.id, page: None, sha256: v.sha256.clone() });
+            evidence.push(Evidence {
+                file: name.clone(),
+                version: v.id,
+                page: None,
+                sha256: v.sha256.clone(),
+            });
             let text = format!("{summary}.");
             (Kind::File, None, summary, text)
         }
@@ -204,15 +248,31 @@ fn apply(
             Some(t) => {
                 data.insert("cue".into(), t.cue.into());
                 data.insert("lang".into(), t.lang.into());
-                (Kind::Taught, None, one_line(text, SUMMARY_CHARS), text.clone())
+                (
+                    Kind::Taught,
+                    None,
+                    one_line(text, SUMMARY_CHARS),
+                    text.clone(),
+                )
             }
-            None => (Kind::Question, None, one_line(text, SUMMARY_CHARS), text.clone()),
+            None => (
+                Kind::Question,
+                None,
+                one_line(text, SUMMARY_CHARS),
+                text.clone(),
+            ),
         },
         EventBody::Tutor { text, cites } => {
             for cite in cites {
-                let v = tx.current_version(subject, &cite.file)?.filter(|v| v.removed_at.is_none()).ok_or_else(|| {
-                    Error::Invalid(format!("the answer cites {:?}, which the subject does not hold at that time", cite.file))
-                })?;
+                let v = tx
+                    .current_version(subject, &cite.file)?
+                    .filter(|v| v.removed_at.is_none())
+                    .ok_or_else(|| {
+                        Error::Invalid(format!(
+                            "the answer cites {:?}, which the subject does not hold at that time",
+                            cite.file
+                        ))
+                    })?;
                 if let Some(page) = cite.page
                     && (page == 0 || page as usize > v.pages.max(1))
                 {
@@ -221,11 +281,26 @@ fn apply(
                         cite.file, v.pages
                     )));
                 }
-                evidence.push(Evidence { file: cite.file.clone(), version: v.id, page: cite.page, sha256: v.sha256 });
+                evidence.push(Evidence {
+                    file: cite.file.clone(),
+                    version: v.id,
+                    page: cite.page,
+                    sha256: v.sha256,
+                });
             }
-            (Kind::Answer, None, one_line(text, SUMMARY_CHARS), text.clone())
+            (
+                Kind::Answer,
+                None,
+                one_line(text, SUMMARY_CHARS),
+                text.clone(),
+            )
         }
-        EventBody::Check { topic, verdict, evaluation, predicted } => {
+        EventBody::Check {
+            topic,
+            verdict,
+            evaluation,
+            predicted,
+        } => {
             data.insert("topic".into(), topic.clone().into());
             data.insert("verdict".into(), verdict.as_str().into());
             if let Some(e) = evaluation {
@@ -234,20 +309,32 @@ fn apply(
             if let Some(p) = predicted {
                 data.insert("predicted".into(), (*p).into());
             }
-            let summary = one_line(&format!("Check on {topic}: {}", verdict.as_str()), SUMMARY_CHARS);
+            let summary = one_line(
+                &format!("Check on {topic}: {}", verdict.as_str()),
+                SUMMARY_CHARS,
+            );
             let text = match evaluation {
                 Some(e) => format!("Check on {topic}: {}. {e}", verdict.as_str()),
                 None => format!("Check on {topic}: {}.", verdict.as_str()),
             };
             (Kind::Check, Some(*verdict), summary, text)
         }
-        EventBody::Quiz { title, score, max, concepts: c } => {
+        EventBody::Quiz {
+            title,
+            score,
+            max,
+            concepts: c,
+        } => {
             data.insert("title".into(), title.clone().into());
             data.insert("score".into(), (*score).into());
             data.insert("max".into(), (*max).into());
             concepts = c.clone();
             let summary = one_line(&format!("Quiz \"{title}\": {score}/{max}"), SUMMARY_CHARS);
-            let text = if c.is_empty() { format!("{summary}.") } else { format!("{summary} on {}.", c.join(", ")) };
+            let text = if c.is_empty() {
+                format!("{summary}.")
+            } else {
+                format!("{summary} on {}.", c.join(", "))
+            };
             (Kind::Quiz, None, summary, text)
         }
     };

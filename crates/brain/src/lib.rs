@@ -9,11 +9,18 @@ pub mod import;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{file}, line {line}: {message}")]
-    History { file: String, line: usize, message: String },
+    History {
+        file: String,
+        line: usize,
+        message: String,
+    },
     #[error("{0}")]
     Invalid(String),
     #[error("cannot read {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
     #[error(transparent)]
     Store(#[from] tm_store::Error),
 }
@@ -25,7 +32,11 @@ impl Error {
     pub fn at_line(self, source: &str, line: usize) -> Error {
         match self {
             Error::History { .. } => self,
-            other => Error::History { file: source.to_string(), line, message: other.to_string() },
+            other => Error::History {
+                file: source.to_string(),
+                line,
+                message: other.to_string(),
+            },
         }
     }
 }

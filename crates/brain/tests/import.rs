@@ -8,7 +8,8 @@ use tm_model::episodes::Kind;
 use tm_model::subject::SubjectKey;
 use tm_store::{ChainState, Store};
 
-const HEAD: &str = r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#;
+const HEAD: &str =
+    r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#;
 
 fn lines(events: &[&str]) -> String {
     let mut s = String::from(HEAD);
@@ -21,7 +22,13 @@ fn lines(events: &[&str]) -> String {
 }
 
 fn import(store: &mut Store, text: &str) -> Result<ImportReport, Error> {
-    import_bytes(store, "h.jsonl", text.as_bytes(), Path::new("."), &mut |_, _| {})
+    import_bytes(
+        store,
+        "h.jsonl",
+        text.as_bytes(),
+        Path::new("."),
+        &mut |_, _| {},
+    )
 }
 
 fn key() -> SubjectKey {
@@ -46,12 +53,20 @@ const BASE: &[&str] = &[
 fn every_event_lands_as_formats_says() {
     let mut store = Store::open_in_memory().unwrap();
     let report = import(&mut store, &lines(BASE)).unwrap();
-    assert_eq!((report.events, report.appended, report.file_versions), (11, 11, 2));
+    assert_eq!(
+        (report.events, report.appended, report.file_versions),
+        (11, 11, 2)
+    );
     let subject = store.require_subject(&key()).unwrap();
     let eps = store.episodes(&subject, 1, 100).unwrap();
     let kinds: Vec<Kind> = eps.iter().map(|e| e.kind).collect();
     use Kind::*;
-    assert_eq!(kinds, [File, Question, Answer, Check, Quiz, Taught, Taught, Question, File, Answer, File]);
+    assert_eq!(
+        kinds,
+        [
+            File, Question, Answer, Check, Quiz, Taught, Taught, Question, File, Answer, File
+        ]
+    );
 
     // The answer pins the cited file's checksum at that moment, page included.
     let v = store.file_versions(&subject).unwrap();
@@ -59,13 +74,22 @@ fn every_event_lands_as_formats_says() {
     assert_eq!(v[0].pages, 2);
     assert_eq!(eps[2].evidence[0].sha256, v[0].sha256);
     assert_eq!(eps[2].evidence[0].page, Some(2));
-    assert_eq!(eps[9].evidence[0].sha256, v[1].sha256, "the later answer cites the new version");
+    assert_eq!(
+        eps[9].evidence[0].sha256, v[1].sha256,
+        "the later answer cites the new version"
+    );
     assert!(v[0].replaced_at.is_some() && v[1].removed_at.is_some());
     assert_eq!(eps[3].salience, 0.7, "a missed check");
     assert_eq!(eps[3].data["predicted"], 0.6);
     assert_eq!(eps[1].external_id.as_deref(), Some("e1"));
-    assert_eq!(store.pages(v[0].id).unwrap()[1], "# Membrane\nThe membrane surrounds it.");
-    assert_eq!(store.verify_subject(&subject, None).unwrap().state, ChainState::Intact);
+    assert_eq!(
+        store.pages(v[0].id).unwrap()[1],
+        "# Membrane\nThe membrane surrounds it."
+    );
+    assert_eq!(
+        store.verify_subject(&subject, None).unwrap().state,
+        ChainState::Intact
+    );
 }
 
 #[test]
@@ -77,23 +101,38 @@ fn reimport_is_a_no_op_and_a_longer_history_adds_only_the_new_events() {
     assert_eq!(again.appended, 0);
 
     let mut longer = BASE.to_vec();
-    longer.push(r#"{"id":"e9","type":"learner","at":"2026-11-01T08:00:00Z","text":"What is ATP?"}"#);
+    longer
+        .push(r#"{"id":"e9","type":"learner","at":"2026-11-01T08:00:00Z","text":"What is ATP?"}"#);
     let more = import(&mut store, &lines(&longer)).unwrap();
     assert!(!more.already_imported);
-    assert_eq!((more.appended, more.skipped, more.file_versions), (1, 11, 0));
+    assert_eq!(
+        (more.appended, more.skipped, more.file_versions),
+        (1, 11, 0)
+    );
     let subject = store.require_subject(&key()).unwrap();
     assert_eq!(store.episode_count(&subject).unwrap(), 12);
 }
 
 fn snapshot(store: &Store) -> Vec<String> {
     let conn = store.raw_connection();
-    ["episodes", "file_versions", "file_pages", "files", "subjects", "learners", "imports", "annotations"]
-        .iter()
-        .map(|t| {
-            let n: i64 = conn.query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0)).unwrap();
-            format!("{t}={n}")
-        })
-        .collect()
+    [
+        "episodes",
+        "file_versions",
+        "file_pages",
+        "files",
+        "subjects",
+        "learners",
+        "imports",
+        "annotations",
+    ]
+    .iter()
+    .map(|t| {
+        let n: i64 = conn
+            .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))
+            .unwrap();
+        format!("{t}={n}")
+    })
+    .collect()
 }
 
 #[test]
@@ -103,7 +142,14 @@ fn a_failed_import_leaves_the_store_untouched_and_names_the_line() {
     let before = snapshot(&store);
     let failing: Vec<(Vec<&str>, usize, &str)> = vec![
         // Fails while parsing.
-        (vec![BASE[0], r#"{"type":"learner","at":"2026-03-02","text":"x"}"#], 3, "RFC 3339"),
+        (
+            vec![
+                BASE[0],
+                r#"{"type":"learner","at":"2026-03-02","text":"x"}"#,
+            ],
+            3,
+            "RFC 3339",
+        ),
         // Fails while writing, after earlier events of the same file were applied.
         (
             vec![
@@ -129,14 +175,29 @@ fn a_failed_import_leaves_the_store_untouched_and_names_the_line() {
             3,
             "page 4",
         ),
-        (vec![r#"{"type":"file_removed","at":"2026-12-01T08:00:00Z","name":"nope.md"}"#], 2, "nope.md"),
-        (vec![r#"{"type":"file","at":"2026-12-01T08:00:00Z","name":"a.md","path":"does/not/exist.md"}"#], 2, "cannot read"),
+        (
+            vec![r#"{"type":"file_removed","at":"2026-12-01T08:00:00Z","name":"nope.md"}"#],
+            2,
+            "nope.md",
+        ),
+        (
+            vec![
+                r#"{"type":"file","at":"2026-12-01T08:00:00Z","name":"a.md","path":"does/not/exist.md"}"#,
+            ],
+            2,
+            "cannot read",
+        ),
     ];
     for (events, line, needle) in failing {
         match import(&mut store, &lines(&events)) {
-            Err(Error::History { line: l, message, .. }) => {
+            Err(Error::History {
+                line: l, message, ..
+            }) => {
                 assert_eq!(l, line, "{message}");
-                assert!(message.contains(needle), "{message:?} should mention {needle:?}");
+                assert!(
+                    message.contains(needle),
+                    "{message:?} should mention {needle:?}"
+                );
             }
             other => panic!("expected a history error, got {other:?}"),
         }
@@ -156,5 +217,8 @@ fn hostile_text_is_stored_verbatim_and_the_chain_holds() {
     let subject = store.require_subject(&key()).unwrap();
     let e = store.episodes(&subject, 1, 1).unwrap().remove(0);
     assert_eq!(e.text, hostile["text"].as_str().unwrap());
-    assert_eq!(store.verify_subject(&subject, None).unwrap().state, ChainState::Intact);
+    assert_eq!(
+        store.verify_subject(&subject, None).unwrap().state,
+        ChainState::Intact
+    );
 }

@@ -33,9 +33,15 @@ pub fn run(what: What) -> Result<ExitCode> {
 pub fn machine() -> String {
     let cpu = std::fs::read_to_string("/proc/cpuinfo")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("model name")).map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string()))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
         .unwrap_or_else(|| "unknown CPU".into());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     format!("{cpu}, {cores} cores")
 }
 
@@ -44,7 +50,10 @@ fn chain(n: usize, batch: usize) -> Result<ExitCode> {
     let path = dir.path().join("bench.db");
     let mut store = Store::open(&path).context("opening the bench store")?;
     let key = SubjectKey::parse("bench/chain")?;
-    let start_at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().context("start time")?;
+    let start_at = Utc
+        .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
+        .single()
+        .context("start time")?;
     let subject = store.write(|tx| tx.ensure_subject(&key, "bench", None, start_at))?;
     let episode = |i: usize| NewEpisode {
         kind: Kind::Question,
@@ -61,7 +70,10 @@ fn chain(n: usize, batch: usize) -> Result<ExitCode> {
         import_key: None,
     };
     println!("machine: {}", machine());
-    println!("appending {n} episodes in transactions of {batch} to {}", path.display());
+    println!(
+        "appending {n} episodes in transactions of {batch} to {}",
+        path.display()
+    );
     let t = Instant::now();
     let mut done = 0;
     while done < n {

@@ -9,11 +9,26 @@ use tm_store::Store;
 
 /// The sample subject: its history and the files the history names.
 const SAMPLE: &[(&str, &str)] = &[
-    ("history.jsonl", include_str!("../../../examples/cell-biology/history.jsonl")),
-    ("files/cells.md", include_str!("../../../examples/cell-biology/files/cells.md")),
-    ("files/cells-v2.md", include_str!("../../../examples/cell-biology/files/cells-v2.md")),
-    ("files/transport.md", include_str!("../../../examples/cell-biology/files/transport.md")),
-    ("files/notes.txt", include_str!("../../../examples/cell-biology/files/notes.txt")),
+    (
+        "history.jsonl",
+        include_str!("../../../examples/cell-biology/history.jsonl"),
+    ),
+    (
+        "files/cells.md",
+        include_str!("../../../examples/cell-biology/files/cells.md"),
+    ),
+    (
+        "files/cells-v2.md",
+        include_str!("../../../examples/cell-biology/files/cells-v2.md"),
+    ),
+    (
+        "files/transport.md",
+        include_str!("../../../examples/cell-biology/files/transport.md"),
+    ),
+    (
+        "files/notes.txt",
+        include_str!("../../../examples/cell-biology/files/notes.txt"),
+    ),
 ];
 
 pub fn run(db: &Path) -> Result<ExitCode> {
@@ -43,7 +58,10 @@ pub fn run(db: &Path) -> Result<ExitCode> {
         report.subject, report.events, report.appended, report.file_versions
     );
     let again = crate::import_with_progress(&mut store, &history)?;
-    println!("importing the same history again: already imported = {}", again.already_imported);
+    println!(
+        "importing the same history again: already imported = {}",
+        again.already_imported
+    );
 
     let key = SubjectKey::parse(&report.subject)?;
     let subject = store.require_subject(&key)?;

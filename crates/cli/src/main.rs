@@ -13,7 +13,11 @@ use tm_model::subject::SubjectKey;
 use tm_store::{ChainReport, ChainState, Store};
 
 #[derive(Parser)]
-#[command(name = "tutor-memory", version, about = "A tutor's memory of each learner's subject")]
+#[command(
+    name = "tutor-memory",
+    version,
+    about = "A tutor's memory of each learner's subject"
+)]
 struct Cli {
     /// The database file (created when missing).
     #[arg(long, global = true, env = "TUTOR_MEMORY_DB", default_value = tm_store::DEFAULT_DB)]
@@ -98,17 +102,30 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 if json {
                     println!("{}", serde_json::to_string(&report)?);
                 } else if report.already_imported {
-                    println!("{}: {} was already imported; nothing to do", report.subject, file.display());
+                    println!(
+                        "{}: {} was already imported; nothing to do",
+                        report.subject,
+                        file.display()
+                    );
                 } else {
                     println!(
                         "{}: {} events, {} episodes appended, {} already present, {} file versions stored",
-                        report.subject, report.events, report.appended, report.skipped, report.file_versions
+                        report.subject,
+                        report.events,
+                        report.appended,
+                        report.skipped,
+                        report.file_versions
                     );
                 }
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Log { subject, from, limit, json } => {
+        Command::Log {
+            subject,
+            from,
+            limit,
+            json,
+        } => {
             let store = open(&cli.db)?;
             let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
             let episodes = store.episodes(&subject, from, limit)?;
@@ -119,7 +136,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Verify { subject, checkpoint, json } => {
+        Command::Verify {
+            subject,
+            checkpoint,
+            json,
+        } => {
             let store = open(&cli.db)?;
             let checkpoint = checkpoint.map(|p| read_checkpoint(&p)).transpose()?;
             let subject = match (subject, &checkpoint) {
@@ -139,7 +160,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 }
             }
             let broken = reports.iter().any(|r| r.state == ChainState::Broken);
-            Ok(if broken { ExitCode::from(2) } else { ExitCode::SUCCESS })
+            Ok(if broken {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            })
         }
         Command::Checkpoint { subject, out } => {
             let store = open(&cli.db)?;
@@ -147,7 +172,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let cp = store.checkpoint(&subject)?;
             let text = serde_json::to_string_pretty(&cp)?;
             match out {
-                Some(p) => std::fs::write(&p, text + "\n").with_context(|| format!("writing {}", p.display()))?,
+                Some(p) => std::fs::write(&p, text + "\n")
+                    .with_context(|| format!("writing {}", p.display()))?,
                 None => println!("{text}"),
             }
             Ok(ExitCode::SUCCESS)
@@ -162,7 +188,10 @@ fn open(path: &Path) -> Result<Store> {
 }
 
 /// Imports one history file, drawing a progress bar on a terminal.
-pub(crate) fn import_with_progress(store: &mut Store, file: &Path) -> Result<tm_brain::import::ImportReport> {
+pub(crate) fn import_with_progress(
+    store: &mut Store,
+    file: &Path,
+) -> Result<tm_brain::import::ImportReport> {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} events")
@@ -178,16 +207,27 @@ pub(crate) fn import_with_progress(store: &mut Store, file: &Path) -> Result<tm_
     Ok(report?)
 }
 
-pub(crate) fn verify(store: &Store, subject: Option<&str>, cp: Option<&Checkpoint>) -> Result<Vec<ChainReport>> {
+pub(crate) fn verify(
+    store: &Store,
+    subject: Option<&str>,
+    cp: Option<&Checkpoint>,
+) -> Result<Vec<ChainReport>> {
     let subjects = match subject {
         Some(s) => vec![store.require_subject(&SubjectKey::parse(s)?)?],
         None => store.subjects()?,
     };
-    subjects.iter().map(|s| Ok(store.verify_subject(s, cp)?)).collect()
+    subjects
+        .iter()
+        .map(|s| Ok(store.verify_subject(s, cp)?))
+        .collect()
 }
 
 pub(crate) fn describe(r: &ChainReport) -> String {
-    let cp = if r.checkpoint_checked { ", checkpoint reached unchanged" } else { "" };
+    let cp = if r.checkpoint_checked {
+        ", checkpoint reached unchanged"
+    } else {
+        ""
+    };
     match &r.first_break {
         None => format!(
             "{}: intact, {} episodes verified, head seq {} {}{cp}",
@@ -196,14 +236,22 @@ pub(crate) fn describe(r: &ChainReport) -> String {
             r.head_seq,
             &r.head_hash[..16]
         ),
-        Some(b) => format!("{}: BROKEN — {b} ({} episodes verified before it)", r.subject, r.verified),
+        Some(b) => format!(
+            "{}: BROKEN — {b} ({} episodes verified before it)",
+            r.subject, r.verified
+        ),
     }
 }
 
 fn read_checkpoint(path: &Path) -> Result<Checkpoint> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    let cp: Checkpoint = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not a checkpoint ({{subject, seq, head_hash}})", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let cp: Checkpoint = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not a checkpoint ({{subject, seq, head_hash}})",
+            path.display()
+        )
+    })?;
     if cp.head_hash.len() != 64 || !cp.head_hash.bytes().all(|b| b.is_ascii_hexdigit()) {
         bail!("{}: head_hash must be 64 hex digits", path.display());
     }
@@ -212,7 +260,11 @@ fn read_checkpoint(path: &Path) -> Result<Checkpoint> {
 
 pub(crate) fn print_log(episodes: &[tm_store::Episode]) {
     for e in episodes {
-        let ext = e.external_id.as_deref().map(|id| format!(" [{id}]")).unwrap_or_default();
+        let ext = e
+            .external_id
+            .as_deref()
+            .map(|id| format!(" [{id}]"))
+            .unwrap_or_default();
         println!(
             "{:>6}  {}  {:<13} {}{ext}",
             e.seq,

@@ -11,7 +11,11 @@ const EVENTS: usize = 20_000;
 
 fn big_history(path: &std::path::Path, learner: &str) {
     let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    writeln!(f, r#"{{"type":"subject","learner":"{learner}","subject":"big","title":"Big"}}"#).unwrap();
+    writeln!(
+        f,
+        r#"{{"type":"subject","learner":"{learner}","subject":"big","title":"Big"}}"#
+    )
+    .unwrap();
     for i in 0..EVENTS {
         let min = i % 60;
         let hour = (i / 60) % 24;
@@ -37,8 +41,18 @@ fn sigkill_during_import_leaves_none_or_all() {
     )
     .unwrap();
     let bin = env!("CARGO_BIN_EXE_tutor-memory");
-    let ok = Command::new(bin).arg("--db").arg(&db).arg("import").arg(&small).output().unwrap();
-    assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+    let ok = Command::new(bin)
+        .arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&small)
+        .output()
+        .unwrap();
+    assert!(
+        ok.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
 
     // Round 0: killed while its transaction is writing (the WAL file is
     // growing): none of it may remain. Round 1: left to finish: all of it.
@@ -61,7 +75,8 @@ fn sigkill_during_import_leaves_none_or_all() {
         let mut killed_in_flight = false;
         if kill_mid_write {
             while started.elapsed() < Duration::from_secs(120) {
-                let grown = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) > wal_before + (256 << 10);
+                let grown = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0)
+                    > wal_before + (256 << 10);
                 if grown && child.try_wait().unwrap().is_none() {
                     child.kill().unwrap(); // SIGKILL on Unix
                     killed_in_flight = true;
@@ -69,7 +84,10 @@ fn sigkill_during_import_leaves_none_or_all() {
                 }
                 std::thread::sleep(Duration::from_millis(2));
             }
-            assert!(killed_in_flight, "the import never reached its writing phase");
+            assert!(
+                killed_in_flight,
+                "the import never reached its writing phase"
+            );
         }
         let status = child.wait().unwrap();
         assert_eq!(status.success(), !kill_mid_write);
@@ -79,13 +97,22 @@ fn sigkill_during_import_leaves_none_or_all() {
             let r = store.verify_subject(&s, None).unwrap();
             assert_eq!(r.state, ChainState::Intact, "{r:?}");
         }
-        let count = match store.subject(&SubjectKey::parse(&format!("{learner}/big")).unwrap()).unwrap() {
+        let count = match store
+            .subject(&SubjectKey::parse(&format!("{learner}/big")).unwrap())
+            .unwrap()
+        {
             None => 0,
             Some(s) => store.episode_count(&s).unwrap() as usize,
         };
         let expected = if kill_mid_write { 0 } else { EVENTS };
         assert_eq!(count, expected, "round {round}: a partial import");
-        let ana = store.require_subject(&SubjectKey::parse("ana/cells").unwrap()).unwrap();
-        assert_eq!(store.episode_count(&ana).unwrap(), 1, "the earlier import is untouched");
+        let ana = store
+            .require_subject(&SubjectKey::parse("ana/cells").unwrap())
+            .unwrap();
+        assert_eq!(
+            store.episode_count(&ana).unwrap(),
+            1,
+            "the earlier import is untouched"
+        );
     }
 }

@@ -42,16 +42,24 @@ pub fn read_pages(name: &str, bytes: &[u8]) -> Result<Pages> {
     if bytes.starts_with(b"%PDF-") {
         return Err(Error::Unsupported { name: name.into() });
     }
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::NotUtf8 { name: name.into(), offset: e.valid_up_to() })?;
+    let text = std::str::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
+        name: name.into(),
+        offset: e.valid_up_to(),
+    })?;
     let format = if name.ends_with(".md") || name.ends_with(".markdown") {
         FileFormat::Markdown
     } else {
         FileFormat::Text
     };
-    Ok(Pages { format, pages: text.split('\u{c}').map(str::to_string).collect() })
+    Ok(Pages {
+        format,
+        pages: text.split('\u{c}').map(str::to_string).collect(),
+    })
 }
 
 pub fn pages_from_list(pages: Vec<String>) -> Pages {
-    Pages { format: FileFormat::Text, pages }
+    Pages {
+        format: FileFormat::Text,
+        pages,
+    }
 }

@@ -238,7 +238,11 @@ pub enum Break {
     Content { seq: u64 },
     /// The row is intact but does not link to the row before it: the row
     /// before was rewritten (and rehashed), or rows were spliced in.
-    Link { seq: u64, expected_prev: String, found_prev: String },
+    Link {
+        seq: u64,
+        expected_prev: String,
+        found_prev: String,
+    },
     /// A sequence number is missing: a row was deleted (or moved away).
     MissingSeq { expected: u64, found: u64 },
     /// The row now at `seq` was written as `written_as`: rows were reordered.
@@ -247,7 +251,11 @@ pub enum Break {
     Truncated { checkpoint_seq: u64, head_seq: u64 },
     /// The episode at the checkpoint's position no longer has the
     /// checkpoint's hash: the history up to it was rewritten.
-    CheckpointMismatch { seq: u64, expected: String, found: String },
+    CheckpointMismatch {
+        seq: u64,
+        expected: String,
+        found: String,
+    },
 }
 
 impl Break {
@@ -268,25 +276,45 @@ impl fmt::Display for Break {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Break::Content { seq } => {
-                write!(f, "seq {seq}: content differs from what was hashed (the row was edited)")
+                write!(
+                    f,
+                    "seq {seq}: content differs from what was hashed (the row was edited)"
+                )
             }
-            Break::Link { seq, expected_prev, found_prev } => write!(
+            Break::Link {
+                seq,
+                expected_prev,
+                found_prev,
+            } => write!(
                 f,
                 "seq {seq}: link broken: it points at {} but the episode before it hashes to {}",
                 short(found_prev),
                 short(expected_prev)
             ),
             Break::MissingSeq { expected, found } => {
-                write!(f, "seq {expected}: missing (the next episode found is seq {found})")
+                write!(
+                    f,
+                    "seq {expected}: missing (the next episode found is seq {found})"
+                )
             }
             Break::Reordered { seq, written_as } => {
-                write!(f, "seq {seq}: reordered (this episode was written as seq {written_as})")
+                write!(
+                    f,
+                    "seq {seq}: reordered (this episode was written as seq {written_as})"
+                )
             }
-            Break::Truncated { checkpoint_seq, head_seq } => write!(
+            Break::Truncated {
+                checkpoint_seq,
+                head_seq,
+            } => write!(
                 f,
                 "truncated: the checkpoint was taken at seq {checkpoint_seq} but the chain now ends at seq {head_seq}"
             ),
-            Break::CheckpointMismatch { seq, expected, found } => write!(
+            Break::CheckpointMismatch {
+                seq,
+                expected,
+                found,
+            } => write!(
                 f,
                 "seq {seq}: rewritten before the checkpoint: the checkpoint says {} but the chain has {}",
                 short(expected),
@@ -351,7 +379,10 @@ impl ChainVerifier {
     pub fn push(&mut self, row: &StoredRow<'_>, lookup: &mut dyn PrevLookup) -> Result<(), Break> {
         let seq = row.fields.seq;
         if seq != self.expected_seq {
-            return Err(Break::MissingSeq { expected: self.expected_seq, found: seq });
+            return Err(Break::MissingSeq {
+                expected: self.expected_seq,
+                found: seq,
+            });
         }
         let computed = episode_hash(&row.fields, &as_hash(row.prev_hash));
         if computed.as_slice() != row.hash {
@@ -382,11 +413,23 @@ impl ChainVerifier {
         } else {
             lookup.seq_of_hash(row.prev_hash).map(|s| s + 1)
         };
-        let nearby = (1..=REORDER_SEARCH).flat_map(|d| [seq.checked_add(d), seq.checked_sub(d)]).flatten();
-        for original in linked.into_iter().chain(nearby).filter(|&s| s != seq && s > 0) {
-            let fields = EpisodeFields { seq: original, ..row.fields };
+        let nearby = (1..=REORDER_SEARCH)
+            .flat_map(|d| [seq.checked_add(d), seq.checked_sub(d)])
+            .flatten();
+        for original in linked
+            .into_iter()
+            .chain(nearby)
+            .filter(|&s| s != seq && s > 0)
+        {
+            let fields = EpisodeFields {
+                seq: original,
+                ..row.fields
+            };
             if episode_hash(&fields, &prev).as_slice() == row.hash {
-                return Break::Reordered { seq, written_as: original };
+                return Break::Reordered {
+                    seq,
+                    written_as: original,
+                };
             }
         }
         Break::Content { seq }
@@ -399,7 +442,10 @@ impl ChainVerifier {
         };
         let head_seq = self.expected_seq - 1;
         match hash_at_cp {
-            None if cp.seq > head_seq => Err(Break::Truncated { checkpoint_seq: cp.seq, head_seq }),
+            None if cp.seq > head_seq => Err(Break::Truncated {
+                checkpoint_seq: cp.seq,
+                head_seq,
+            }),
             None => Err(Break::CheckpointMismatch {
                 seq: cp.seq,
                 expected: cp.head_hash.clone(),
@@ -457,17 +503,44 @@ mod tests {
         let prev = genesis_hash("ana/cells");
         let h = episode_hash(&base, &prev);
         let variants = [
-            EpisodeFields { subject: "ana/cellz", ..base },
+            EpisodeFields {
+                subject: "ana/cellz",
+                ..base
+            },
             EpisodeFields { seq: 2, ..base },
-            EpisodeFields { kind: "answer", ..base },
-            EpisodeFields { at_ms: base.at_ms + 1, ..base },
-            EpisodeFields { salience: 0.36, ..base },
-            EpisodeFields { summary: "x", ..base },
+            EpisodeFields {
+                kind: "answer",
+                ..base
+            },
+            EpisodeFields {
+                at_ms: base.at_ms + 1,
+                ..base
+            },
+            EpisodeFields {
+                salience: 0.36,
+                ..base
+            },
+            EpisodeFields {
+                summary: "x",
+                ..base
+            },
             EpisodeFields { text: "x", ..base },
-            EpisodeFields { concepts_json: "[\"a\"]", ..base },
-            EpisodeFields { evidence_json: "[{}]", ..base },
-            EpisodeFields { data_json: "{\"a\":1}", ..base },
-            EpisodeFields { external_id: Some(""), ..base },
+            EpisodeFields {
+                concepts_json: "[\"a\"]",
+                ..base
+            },
+            EpisodeFields {
+                evidence_json: "[{}]",
+                ..base
+            },
+            EpisodeFields {
+                data_json: "{\"a\":1}",
+                ..base
+            },
+            EpisodeFields {
+                external_id: Some(""),
+                ..base
+            },
         ];
         for v in variants {
             assert_ne!(episode_hash(&v, &prev), h, "{v:?}");
@@ -477,8 +550,16 @@ mod tests {
 
     #[test]
     fn field_boundaries_are_unambiguous() {
-        let a = EpisodeFields { summary: "ab", text: "c", ..fields(1, "") };
-        let b = EpisodeFields { summary: "a", text: "bc", ..fields(1, "") };
+        let a = EpisodeFields {
+            summary: "ab",
+            text: "c",
+            ..fields(1, "")
+        };
+        let b = EpisodeFields {
+            summary: "a",
+            text: "bc",
+            ..fields(1, "")
+        };
         let prev = [0; 32];
         assert_ne!(episode_hash(&a, &prev), episode_hash(&b, &prev));
     }
@@ -496,16 +577,45 @@ mod tests {
         }
         let mut v = ChainVerifier::new("ana/cells");
         for (f, p, h) in &rows {
-            v.push(&StoredRow { fields: *f, prev_hash: p, hash: h }, &mut NoLookup).unwrap();
+            v.push(
+                &StoredRow {
+                    fields: *f,
+                    prev_hash: p,
+                    hash: h,
+                },
+                &mut NoLookup,
+            )
+            .unwrap();
         }
         assert_eq!(v.verified(), 3);
 
         let mut v = ChainVerifier::new("ana/cells");
         let (f, p, h) = &rows[0];
-        v.push(&StoredRow { fields: *f, prev_hash: p, hash: h }, &mut NoLookup).unwrap();
+        v.push(
+            &StoredRow {
+                fields: *f,
+                prev_hash: p,
+                hash: h,
+            },
+            &mut NoLookup,
+        )
+        .unwrap();
         let (f, p, h) = &rows[2];
-        let err = v.push(&StoredRow { fields: *f, prev_hash: p, hash: h }, &mut NoLookup);
-        assert_eq!(err, Err(Break::MissingSeq { expected: 2, found: 3 }));
+        let err = v.push(
+            &StoredRow {
+                fields: *f,
+                prev_hash: p,
+                hash: h,
+            },
+            &mut NoLookup,
+        );
+        assert_eq!(
+            err,
+            Err(Break::MissingSeq {
+                expected: 2,
+                found: 3
+            })
+        );
     }
 
     #[test]

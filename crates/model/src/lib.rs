@@ -7,8 +7,8 @@
 
 pub mod episodes;
 pub mod lang;
-pub mod teaching;
 pub mod map;
 pub mod recall;
 pub mod subject;
+pub mod teaching;
 pub mod window;

@@ -14,7 +14,9 @@ pub struct SubjectKey {
 /// Why a slug or key was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
-    #[error("{0:?} is not a slug: use 1–64 characters of a-z, 0-9, '-', '_' or '.', starting with a letter or digit")]
+    #[error(
+        "{0:?} is not a slug: use 1–64 characters of a-z, 0-9, '-', '_' or '.', starting with a letter or digit"
+    )]
     BadSlug(String),
     #[error("{0:?} is not a subject key: write it as learner/subject")]
     BadKey(String),
@@ -24,21 +26,31 @@ pub enum KeyError {
 pub fn check_slug(s: &str) -> Result<(), KeyError> {
     let ok = !s.is_empty()
         && s.len() <= 64
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b"-_.".contains(&b))
         && s.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric());
-    if ok { Ok(()) } else { Err(KeyError::BadSlug(s.to_string())) }
+    if ok {
+        Ok(())
+    } else {
+        Err(KeyError::BadSlug(s.to_string()))
+    }
 }
 
 impl SubjectKey {
     pub fn new(learner: &str, subject: &str) -> Result<Self, KeyError> {
         check_slug(learner)?;
         check_slug(subject)?;
-        Ok(SubjectKey { learner: learner.to_string(), subject: subject.to_string() })
+        Ok(SubjectKey {
+            learner: learner.to_string(),
+            subject: subject.to_string(),
+        })
     }
 
     /// Parses `learner/subject`.
     pub fn parse(s: &str) -> Result<Self, KeyError> {
-        let (l, sub) = s.split_once('/').ok_or_else(|| KeyError::BadKey(s.to_string()))?;
+        let (l, sub) = s
+            .split_once('/')
+            .ok_or_else(|| KeyError::BadKey(s.to_string()))?;
         SubjectKey::new(l, sub)
     }
 }

@@ -53,7 +53,11 @@ impl PrevLookup for HashIndex<'_> {
 impl Store {
     /// Recomputes the subject's chain and reports the first break; with a
     /// checkpoint, also whether the chain still reaches it unchanged.
-    pub fn verify_subject(&self, subject: &Subject, checkpoint: Option<&Checkpoint>) -> Result<ChainReport> {
+    pub fn verify_subject(
+        &self,
+        subject: &Subject,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<ChainReport> {
         let key = subject.key.to_string();
         if let Some(cp) = checkpoint
             && cp.subject != key
@@ -64,7 +68,10 @@ impl Store {
             )));
         }
         let mut verifier = ChainVerifier::new(&key);
-        let mut lookup = HashIndex { store: self, subject_id: subject.id };
+        let mut lookup = HashIndex {
+            store: self,
+            subject_id: subject.id,
+        };
         let mut first_break = None;
         {
             let mut stmt = self.conn.prepare_cached(
@@ -73,7 +80,9 @@ impl Store {
             )?;
             let mut rows = stmt.query([subject.id])?;
             while let Some(r) = rows.next()? {
-                let text = |i: usize| -> Result<&str> { Ok(r.get_ref(i)?.as_str().map_err(rusqlite::Error::from)?) };
+                let text = |i: usize| -> Result<&str> {
+                    Ok(r.get_ref(i)?.as_str().map_err(rusqlite::Error::from)?)
+                };
                 let fields = EpisodeFields {
                     subject: &key,
                     seq: r.get::<_, i64>(0)? as u64,
@@ -85,7 +94,10 @@ impl Store {
                     concepts_json: text(6)?,
                     evidence_json: text(7)?,
                     data_json: text(8)?,
-                    external_id: r.get_ref(9)?.as_str_or_null().map_err(rusqlite::Error::from)?,
+                    external_id: r
+                        .get_ref(9)?
+                        .as_str_or_null()
+                        .map_err(rusqlite::Error::from)?,
                 };
                 let row = StoredRow {
                     fields,
@@ -114,7 +126,11 @@ impl Store {
         let (head_seq, head) = verifier.head();
         Ok(ChainReport {
             subject: key,
-            state: if first_break.is_some() { ChainState::Broken } else { ChainState::Intact },
+            state: if first_break.is_some() {
+                ChainState::Broken
+            } else {
+                ChainState::Intact
+            },
             verified: verifier.verified(),
             head_seq,
             head_hash: hex::encode(head),
@@ -135,7 +151,11 @@ impl Store {
             .optional()?;
         let key = subject.key.to_string();
         Ok(match row {
-            Some((seq, hash)) => Checkpoint { subject: key, seq: seq as u64, head_hash: hex::encode(hash) },
+            Some((seq, hash)) => Checkpoint {
+                subject: key,
+                seq: seq as u64,
+                head_hash: hex::encode(hash),
+            },
             None => Checkpoint {
                 head_hash: hex::encode(tm_model::episodes::genesis_hash(&key)),
                 subject: key,

@@ -17,9 +17,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use tm_model::episodes::{
-    EpisodeFields, Evidence, Hash, Kind, episode_hash, genesis_hash,
-};
+use tm_model::episodes::{EpisodeFields, Evidence, Hash, Kind, episode_hash, genesis_hash};
 use tm_model::subject::SubjectKey;
 
 pub use chain::{ChainReport, ChainState};
@@ -30,16 +28,25 @@ pub enum Error {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
     #[error("cannot open the database at {path}: {source}")]
-    Open { path: PathBuf, source: rusqlite::Error },
+    Open {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
     #[error(
         "the database at {path} has schema version {found}, newer than this build supports ({supported}); use a newer tutor-memory"
     )]
-    SchemaTooNew { path: String, found: i64, supported: i64 },
+    SchemaTooNew {
+        path: String,
+        found: i64,
+        supported: i64,
+    },
     #[error("no subject {0}")]
     UnknownSubject(String),
     #[error("subject {key} has no file named {name:?}")]
     UnknownFile { key: String, name: String },
-    #[error("subject {key}: external id {id:?} is already used by episode seq {seq} for a different event")]
+    #[error(
+        "subject {key}: external id {id:?} is already used by episode seq {seq} for a different event"
+    )]
     ExternalIdTaken { key: String, id: String, seq: u64 },
     #[error("the stored data is corrupt: {0}")]
     Corrupt(String),
@@ -59,7 +66,9 @@ pub fn to_ms(t: DateTime<Utc>) -> i64 {
 
 /// The instant a stored millisecond count stands for.
 pub fn from_ms(ms: i64) -> DateTime<Utc> {
-    Utc.timestamp_millis_opt(ms).single().unwrap_or(DateTime::<Utc>::MIN_UTC)
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
 }
 
 /// A subject as stored.
@@ -139,7 +148,10 @@ pub struct FileVersion {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FileAdded {
     /// A new version was stored; `replaced` is the version it replaced.
-    New { version: FileVersion, replaced: Option<i64> },
+    New {
+        version: FileVersion,
+        replaced: Option<i64>,
+    },
     /// The current version already has these bytes: nothing was stored.
     Unchanged(FileVersion),
 }
@@ -178,7 +190,10 @@ impl Store {
                 | OpenFlags::SQLITE_OPEN_CREATE
                 | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )
-        .map_err(|source| Error::Open { path: path.to_path_buf(), source })?;
+        .map_err(|source| Error::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
         Store::init(conn, path.display().to_string())
     }
 
@@ -202,10 +217,16 @@ impl Store {
     fn migrate(&mut self) -> Result<()> {
         let supported = schema::MIGRATIONS.len() as i64;
         loop {
-            let tx = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let tx = self
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)?;
             let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
             if version > supported {
-                return Err(Error::SchemaTooNew { path: self.path.clone(), found: version, supported });
+                return Err(Error::SchemaTooNew {
+                    path: self.path.clone(),
+                    found: version,
+                    supported,
+                });
             }
             if version == supported {
                 return Ok(());
@@ -218,7 +239,9 @@ impl Store {
 
     /// The schema version of this database.
     pub fn schema_version(&self) -> Result<i64> {
-        Ok(self.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+        Ok(self
+            .conn
+            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
 
     /// Where this store lives (`:memory:` for an in-memory one).
@@ -236,7 +259,10 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(Error::from)?;
-        let mut w = Tx { tx, heads: HashMap::new() };
+        let mut w = Tx {
+            tx,
+            heads: HashMap::new(),
+        };
         let out = f(&mut w)?;
         w.tx.commit().map_err(Error::from)?;
         Ok(out)
@@ -255,15 +281,17 @@ impl Store {
 
     /// The subject, or [`Error::UnknownSubject`].
     pub fn require_subject(&self, key: &SubjectKey) -> Result<Subject> {
-        self.subject(key)?.ok_or_else(|| Error::UnknownSubject(key.to_string()))
+        self.subject(key)?
+            .ok_or_else(|| Error::UnknownSubject(key.to_string()))
     }
 
     pub fn subjects(&self) -> Result<Vec<Subject>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT id, key, title, language, timezone FROM subjects ORDER BY key",
-        )?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, key, title, language, timezone FROM subjects ORDER BY key")?;
         let rows = stmt.query_map([], subject_row)?;
-        rows.map(|r| r.map_err(Error::from).and_then(|s| s)).collect()
+        rows.map(|r| r.map_err(Error::from).and_then(|s| s))
+            .collect()
     }
 
     /// The subject's episodes in chain order, `from_seq` on, at most `limit`.
@@ -272,7 +300,11 @@ impl Store {
             "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3"
         ))?;
         let rows = stmt.query_map(
-            params![subject.id, from_seq as i64, limit.min(i64::MAX as usize) as i64],
+            params![
+                subject.id,
+                from_seq as i64,
+                limit.min(i64::MAX as usize) as i64
+            ],
             episode_row,
         )?;
         rows.map(|r| r?).collect()
@@ -293,7 +325,9 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(&format!(
             "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?1 AND external_id = ?2"
         ))?;
-        stmt.query_row(params![subject.id, id], episode_row).optional()?.transpose()
+        stmt.query_row(params![subject.id, id], episode_row)
+            .optional()?
+            .transpose()
     }
 
     /// Every version of every file of the subject, oldest first.
@@ -303,8 +337,9 @@ impl Store {
 
     /// The text of each page of a file version, in page order.
     pub fn pages(&self, version_id: i64) -> Result<Vec<String>> {
-        let mut stmt =
-            self.conn.prepare_cached("SELECT text FROM file_pages WHERE version_id = ?1 ORDER BY page")?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT text FROM file_pages WHERE version_id = ?1 ORDER BY page")?;
         let rows = stmt.query_map([version_id], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
@@ -315,13 +350,25 @@ impl Store {
             "SELECT id, episode_id, kind, at, data FROM annotations WHERE episode_id = ?1 ORDER BY at, id",
         )?;
         let rows = stmt.query_map([episode_id], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get::<_, String>(4)?))
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get::<_, String>(4)?,
+            ))
         })?;
         rows.map(|r| {
             let (id, episode_id, kind, at, data) = r?;
             let data = serde_json::from_str(&data)
                 .map_err(|e| Error::Corrupt(format!("annotation {id}: {e}")))?;
-            Ok(Annotation { id, episode_id, kind, at: from_ms(at), data })
+            Ok(Annotation {
+                id,
+                episode_id,
+                kind,
+                at: from_ms(at),
+                data,
+            })
         })
         .collect()
     }
@@ -350,7 +397,9 @@ fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
     let evidence: String = r.get(8)?;
     let data: String = r.get(9)?;
     let hash: Vec<u8> = r.get(11)?;
-    let corrupt = |what: &str, e: &dyn std::fmt::Display| Error::Corrupt(format!("episode {id}: {what}: {e}"));
+    let corrupt = |what: &str, e: &dyn std::fmt::Display| {
+        Error::Corrupt(format!("episode {id}: {what}: {e}"))
+    };
     let build = || -> Result<Episode> {
         Ok(Episode {
             id,
@@ -364,7 +413,10 @@ fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
             evidence: serde_json::from_str(&evidence).map_err(|e| corrupt("evidence", &e))?,
             data: serde_json::from_str(&data).map_err(|e| corrupt("data", &e))?,
             external_id: r.get(10)?,
-            hash: hash.as_slice().try_into().map_err(|_| corrupt("hash", &"not 32 bytes"))?,
+            hash: hash
+                .as_slice()
+                .try_into()
+                .map_err(|_| corrupt("hash", &"not 32 bytes"))?,
         })
     };
     Ok(build())
@@ -372,9 +424,17 @@ fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
 
 fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
     let key: String = r.get(1)?;
-    Ok(SubjectKey::parse(&key).map_err(Error::from).and_then(|key| {
-        Ok(Subject { id: r.get(0)?, key, title: r.get(2)?, language: r.get(3)?, timezone: r.get(4)? })
-    }))
+    Ok(SubjectKey::parse(&key)
+        .map_err(Error::from)
+        .and_then(|key| {
+            Ok(Subject {
+                id: r.get(0)?,
+                key,
+                title: r.get(2)?,
+                language: r.get(3)?,
+                timezone: r.get(4)?,
+            })
+        }))
 }
 
 fn subject_by_key(conn: &Connection, key: &str) -> Result<Option<Subject>> {
@@ -383,7 +443,11 @@ fn subject_by_key(conn: &Connection, key: &str) -> Result<Option<Subject>> {
     stmt.query_row([key], subject_row).optional()?.transpose()
 }
 
-fn file_versions(conn: &Connection, subject_id: i64, name: Option<&str>) -> Result<Vec<FileVersion>> {
+fn file_versions(
+    conn: &Connection,
+    subject_id: i64,
+    name: Option<&str>,
+) -> Result<Vec<FileVersion>> {
     let mut stmt = conn.prepare_cached(
         "SELECT v.id, f.name, v.version, v.sha256, v.format, v.added_at, v.replaced_at, v.replaced_by, v.removed_at,
                 (SELECT COUNT(*) FROM file_pages p WHERE p.version_id = v.id)
@@ -435,9 +499,16 @@ impl Tx<'_> {
             "INSERT INTO learners (slug, created_at) VALUES (?1, ?2) ON CONFLICT (slug) DO NOTHING",
             params![key.learner, now],
         )?;
-        let learner_id: i64 =
-            self.tx.query_row("SELECT id FROM learners WHERE slug = ?1", [&key.learner], |r| r.get(0))?;
-        let title = if title.trim().is_empty() { key.subject.as_str() } else { title };
+        let learner_id: i64 = self.tx.query_row(
+            "SELECT id FROM learners WHERE slug = ?1",
+            [&key.learner],
+            |r| r.get(0),
+        )?;
+        let title = if title.trim().is_empty() {
+            key.subject.as_str()
+        } else {
+            title
+        };
         self.tx.execute(
             "INSERT INTO subjects (learner_id, slug, key, title, language, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![learner_id, key.subject, key.to_string(), title, language, now],
@@ -456,16 +527,18 @@ impl Tx<'_> {
         }
         let row: Option<(i64, Vec<u8>)> = self
             .tx
-            .prepare_cached("SELECT seq, hash FROM episodes WHERE subject_id = ?1 ORDER BY seq DESC LIMIT 1")?
+            .prepare_cached(
+                "SELECT seq, hash FROM episodes WHERE subject_id = ?1 ORDER BY seq DESC LIMIT 1",
+            )?
             .query_row([subject.id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()?;
         let head = match row {
             None => (0, genesis_hash(&subject.key.to_string())),
             Some((seq, hash)) => (
                 seq as u64,
-                hash.as_slice()
-                    .try_into()
-                    .map_err(|_| Error::Corrupt(format!("{}: head hash is not 32 bytes", subject.key)))?,
+                hash.as_slice().try_into().map_err(|_| {
+                    Error::Corrupt(format!("{}: head hash is not 32 bytes", subject.key))
+                })?,
             ),
         };
         self.heads.insert(subject.id, head);
@@ -477,8 +550,10 @@ impl Tx<'_> {
         let (head_seq, prev) = self.head(subject)?;
         let key = subject.key.to_string();
         let seq = head_seq + 1;
-        let concepts = serde_json::to_string(&e.concepts).map_err(|e| Error::Corrupt(e.to_string()))?;
-        let evidence = serde_json::to_string(&e.evidence).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let concepts =
+            serde_json::to_string(&e.concepts).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let evidence =
+            serde_json::to_string(&e.evidence).map_err(|e| Error::Corrupt(e.to_string()))?;
         // serde_json's Map is a BTreeMap here: keys come out sorted.
         let data = serde_json::to_string(&e.data).map_err(|e| Error::Corrupt(e.to_string()))?;
         let fields = EpisodeFields {
@@ -523,7 +598,11 @@ impl Tx<'_> {
                 && f.code == rusqlite::ErrorCode::ConstraintViolation
                 && let Some(seq) = self.seq_of_external_id(subject, id)?
             {
-                return Err(Error::ExternalIdTaken { key, id: id.clone(), seq });
+                return Err(Error::ExternalIdTaken {
+                    key,
+                    id: id.clone(),
+                    seq,
+                });
             }
             return Err(err.into());
         }
@@ -595,8 +674,9 @@ impl Tx<'_> {
         )?;
         let id = self.tx.last_insert_rowid();
         {
-            let mut ins =
-                self.tx.prepare_cached("INSERT INTO file_pages (version_id, page, text) VALUES (?1, ?2, ?3)")?;
+            let mut ins = self.tx.prepare_cached(
+                "INSERT INTO file_pages (version_id, page, text) VALUES (?1, ?2, ?3)",
+            )?;
             for (i, text) in pages.iter().enumerate() {
                 ins.execute(params![id, i as i64 + 1, text])?;
             }
@@ -619,15 +699,24 @@ impl Tx<'_> {
 
     /// The newest version of the file, removed or not.
     pub fn current_version(&self, subject: &Subject, name: &str) -> Result<Option<FileVersion>> {
-        Ok(file_versions(&self.tx, subject.id, Some(name))?.into_iter().max_by_key(|v| v.version))
+        Ok(file_versions(&self.tx, subject.id, Some(name))?
+            .into_iter()
+            .max_by_key(|v| v.version))
     }
 
     /// Marks the file's current version removed.
-    pub fn remove_file(&mut self, subject: &Subject, name: &str, at: DateTime<Utc>) -> Result<FileVersion> {
-        let cur = self.current_version(subject, name)?.ok_or_else(|| Error::UnknownFile {
-            key: subject.key.to_string(),
-            name: name.to_string(),
-        })?;
+    pub fn remove_file(
+        &mut self,
+        subject: &Subject,
+        name: &str,
+        at: DateTime<Utc>,
+    ) -> Result<FileVersion> {
+        let cur = self
+            .current_version(subject, name)?
+            .ok_or_else(|| Error::UnknownFile {
+                key: subject.key.to_string(),
+                name: name.to_string(),
+            })?;
         if cur.removed_at.is_none() {
             self.tx.execute(
                 "UPDATE file_versions SET removed_at = ?1 WHERE id = ?2",
@@ -639,7 +728,13 @@ impl Tx<'_> {
     }
 
     /// Records a fact learned after the episode was written.
-    pub fn annotate(&mut self, episode_id: i64, kind: &str, at: DateTime<Utc>, data: &serde_json::Value) -> Result<i64> {
+    pub fn annotate(
+        &mut self,
+        episode_id: i64,
+        kind: &str,
+        at: DateTime<Utc>,
+        data: &serde_json::Value,
+    ) -> Result<i64> {
         self.tx.execute(
             "INSERT INTO annotations (episode_id, kind, at, data) VALUES (?1, ?2, ?3, ?4)",
             params![episode_id, kind, to_ms(at), data.to_string()],

@@ -17,14 +17,23 @@ fn episode(i: usize) -> NewEpisode {
     let mut data = serde_json::Map::new();
     data.insert("n".into(), (i as i64).into());
     NewEpisode {
-        kind: if i % 3 == 0 { Kind::Check } else { Kind::Question },
+        kind: if i % 3 == 0 {
+            Kind::Check
+        } else {
+            Kind::Question
+        },
         at: Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0).unwrap() + Duration::minutes(i as i64),
         salience: salience(Kind::Question, None),
         summary: format!("question {i}"),
         text: format!("What is organelle number {i}?"),
         concepts: vec![format!("organelle {}", i % 4)],
         evidence: if i % 5 == 0 {
-            vec![Evidence { file: "cells.md".into(), version: 1, page: Some(2), sha256: "ab".repeat(32) }]
+            vec![Evidence {
+                file: "cells.md".into(),
+                version: 1,
+                page: Some(2),
+                sha256: "ab".repeat(32),
+            }]
         } else {
             vec![]
         },
@@ -124,10 +133,28 @@ proptest! {
 fn a_deleted_row_is_a_missing_seq() {
     let (store, subject) = filled(10);
     drop_triggers(&store);
-    store.raw_connection().execute("DELETE FROM episodes WHERE seq = 4", []).unwrap();
-    assert_eq!(first_break(&store, &subject), Some(Break::MissingSeq { expected: 4, found: 5 }));
-    store.raw_connection().execute("DELETE FROM episodes WHERE seq = 1", []).unwrap();
-    assert_eq!(first_break(&store, &subject), Some(Break::MissingSeq { expected: 1, found: 2 }));
+    store
+        .raw_connection()
+        .execute("DELETE FROM episodes WHERE seq = 4", [])
+        .unwrap();
+    assert_eq!(
+        first_break(&store, &subject),
+        Some(Break::MissingSeq {
+            expected: 4,
+            found: 5
+        })
+    );
+    store
+        .raw_connection()
+        .execute("DELETE FROM episodes WHERE seq = 1", [])
+        .unwrap();
+    assert_eq!(
+        first_break(&store, &subject),
+        Some(Break::MissingSeq {
+            expected: 1,
+            found: 2
+        })
+    );
 }
 
 #[test]
@@ -142,7 +169,13 @@ fn swapped_rows_are_reported_as_reordered() {
              UPDATE episodes SET seq = 7 WHERE seq = -1;",
         )
         .unwrap();
-    assert_eq!(first_break(&store, &subject), Some(Break::Reordered { seq: 6, written_as: 7 }));
+    assert_eq!(
+        first_break(&store, &subject),
+        Some(Break::Reordered {
+            seq: 6,
+            written_as: 7
+        })
+    );
 }
 
 #[test]
@@ -153,7 +186,9 @@ fn a_consistently_rehashed_row_breaks_the_next_link() {
     let e3 = store.episodes(&subject, 3, 1).unwrap().remove(0);
     let prev: Vec<u8> = store
         .raw_connection()
-        .query_row("SELECT prev_hash FROM episodes WHERE seq = 3", [], |r| r.get(0))
+        .query_row("SELECT prev_hash FROM episodes WHERE seq = 3", [], |r| {
+            r.get(0)
+        })
         .unwrap();
     let forged = tm_model::episodes::episode_hash(
         &tm_model::episodes::EpisodeFields {
@@ -190,14 +225,30 @@ fn checkpoints_catch_truncation_and_whole_rewrites() {
     let (store, subject) = filled(12);
     let cp = store.checkpoint(&subject).unwrap();
     assert_eq!(cp.seq, 12);
-    assert_eq!(store.verify_subject(&subject, Some(&cp)).unwrap().state, ChainState::Intact);
+    assert_eq!(
+        store.verify_subject(&subject, Some(&cp)).unwrap().state,
+        ChainState::Intact
+    );
 
     drop_triggers(&store);
     // Truncation: the chain that is left is internally valid.
-    store.raw_connection().execute("DELETE FROM episodes WHERE seq > 9", []).unwrap();
-    assert_eq!(first_break(&store, &subject), None, "without a checkpoint truncation is invisible");
+    store
+        .raw_connection()
+        .execute("DELETE FROM episodes WHERE seq > 9", [])
+        .unwrap();
+    assert_eq!(
+        first_break(&store, &subject),
+        None,
+        "without a checkpoint truncation is invisible"
+    );
     let report = store.verify_subject(&subject, Some(&cp)).unwrap();
-    assert_eq!(report.first_break, Some(Break::Truncated { checkpoint_seq: 12, head_seq: 9 }));
+    assert_eq!(
+        report.first_break,
+        Some(Break::Truncated {
+            checkpoint_seq: 12,
+            head_seq: 9
+        })
+    );
 }
 
 #[test]
@@ -234,7 +285,8 @@ fn concurrent_writers_leave_one_gapless_chain() {
     let path = dir.path().join("t.db");
     let subject = {
         let mut s = Store::open(&path).unwrap();
-        s.write(|tx| tx.ensure_subject(&key(), "Cells", None, Utc::now())).unwrap()
+        s.write(|tx| tx.ensure_subject(&key(), "Cells", None, Utc::now()))
+            .unwrap()
     };
     let threads = 8;
     let per_thread = 60;
@@ -256,7 +308,10 @@ fn concurrent_writers_leave_one_gapless_chain() {
     let report = store.verify_subject(&subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
     assert_eq!(report.verified, (threads * per_thread) as u64);
-    assert_eq!(store.episode_count(&subject).unwrap(), (threads * per_thread) as u64);
+    assert_eq!(
+        store.episode_count(&subject).unwrap(),
+        (threads * per_thread) as u64
+    );
 }
 
 #[test]
@@ -264,7 +319,14 @@ fn a_reused_external_id_is_refused_and_nothing_is_written() {
     let (mut store, subject) = filled(4);
     let mut e = episode(99);
     e.external_id = Some("e2".into());
-    let err = store.write(|tx| tx.append(&subject, &episode(100)).and_then(|_| tx.append(&subject, &e)));
+    let err = store.write(|tx| {
+        tx.append(&subject, &episode(100))
+            .and_then(|_| tx.append(&subject, &e))
+    });
     assert!(err.unwrap_err().to_string().contains("e2"));
-    assert_eq!(store.episode_count(&subject).unwrap(), 4, "the whole transaction rolled back");
+    assert_eq!(
+        store.episode_count(&subject).unwrap(),
+        4,
+        "the whole transaction rolled back"
+    );
 }
