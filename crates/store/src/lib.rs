@@ -8,6 +8,7 @@
 //! killed process leaves nothing half-written.
 
 mod chain;
+mod recall;
 mod schema;
 
 use chrono::{DateTime, TimeZone, Utc};
@@ -232,6 +233,9 @@ impl Store {
                 return Ok(());
             }
             tx.execute_batch(schema::MIGRATIONS[version as usize])?;
+            if version + 1 == 2 {
+                recall::backfill_index(&tx)?;
+            }
             tx.pragma_update(None, "user_version", version + 1)?;
             tx.commit()?;
         }
@@ -387,10 +391,10 @@ impl Store {
     }
 }
 
-const EPISODE_COLUMNS: &str =
+pub(crate) const EPISODE_COLUMNS: &str =
     "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash";
 
-fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
+pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
     let id: i64 = r.get(0)?;
     let kind: String = r.get(2)?;
     let concepts: String = r.get(7)?;
@@ -607,6 +611,7 @@ impl Tx<'_> {
             return Err(err.into());
         }
         let id = self.tx.last_insert_rowid();
+        recall::index_episode(&self.tx, subject.id, id, &e.text, &e.concepts)?;
         self.heads.insert(subject.id, (seq, hash));
         Ok(Appended { id, seq, hash })
     }

@@ -101,4 +101,26 @@ CREATE TABLE imports (
     appended    INTEGER NOT NULL
 );
 "#,
+    // 2: derived indexes for recall. None of these is part of the chain: they
+    //    are rebuilt from the episodes (the full-text terms are backfilled by
+    //    code right after this runs, see `Store::migrate`).
+    r#"
+-- Contentless full-text index, rowid = episodes.id. Terms come from
+-- tm_model::recall::index_text, already folded and space-separated, plus one
+-- token naming the subject (`s<id>`) so a query never leaves its subject.
+CREATE VIRTUAL TABLE episode_fts USING fts5(terms, tokenize = 'ascii', content = '', columnsize = 0);
+CREATE TABLE episode_concepts (
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    concept     TEXT NOT NULL,                 -- canonical key
+    episode_id  INTEGER NOT NULL REFERENCES episodes(id),
+    PRIMARY KEY (subject_id, concept, episode_id)
+) WITHOUT ROWID;
+CREATE TABLE episode_vectors (
+    episode_id  INTEGER PRIMARY KEY REFERENCES episodes(id),
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    model       TEXT NOT NULL,                 -- the embedder's name: a change is detected
+    vector      BLOB NOT NULL                  -- little-endian f32, L2-normalised
+);
+CREATE INDEX episode_vectors_by_subject ON episode_vectors (subject_id, model);
+"#,
 ];
