@@ -63,3 +63,5 @@ pub fn pages_from_list(pages: Vec<String>) -> Pages {
         pages,
     }
 }
+
+pub mod extract;

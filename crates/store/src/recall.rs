@@ -27,7 +27,10 @@ pub(crate) fn index_episode(
         terms.push_str(&index_text(c));
     }
     conn.prepare_cached("INSERT INTO episode_fts (rowid, terms) VALUES (?1, ?2)")?
-        .execute(params![episode_id, format!("{} {terms}", subject_token(subject_id))])?;
+        .execute(params![
+            episode_id,
+            format!("{} {terms}", subject_token(subject_id))
+        ])?;
     let mut ins = conn.prepare_cached(
         "INSERT OR IGNORE INTO episode_concepts (subject_id, concept, episode_id) VALUES (?1, ?2, ?3)",
     )?;
@@ -88,7 +91,12 @@ impl Store {
 
     /// Full-text hits for an FTS5 expression built by
     /// `tm_model::recall::fts5_query`, best first, with a positive BM25 score.
-    pub fn fts_hits(&self, subject: &Subject, query: &str, limit: usize) -> Result<Vec<(i64, f64)>> {
+    pub fn fts_hits(
+        &self,
+        subject: &Subject,
+        query: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>> {
         let expr = format!("{} AND ({query})", subject_token(subject.id));
         let mut stmt = self.conn.prepare_cached(
             "SELECT rowid, bm25(episode_fts) FROM episode_fts WHERE episode_fts MATCH ?1 ORDER BY rank LIMIT ?2",
@@ -100,7 +108,12 @@ impl Store {
     }
 
     /// Episodes touching any of these concepts (canonical keys), newest first.
-    pub fn concept_ids(&self, subject: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
+    pub fn concept_ids(
+        &self,
+        subject: &Subject,
+        concepts: &[String],
+        limit: usize,
+    ) -> Result<Vec<i64>> {
         if concepts.is_empty() {
             return Ok(Vec::new());
         }
@@ -149,7 +162,9 @@ impl Store {
              WHERE e.subject_id = ?1 AND (v.episode_id IS NULL OR v.model != ?2)
              ORDER BY e.id LIMIT ?3",
         )?;
-        let rows = stmt.query_map(params![subject.id, model, limit as i64], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map(params![subject.id, model, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
@@ -158,7 +173,9 @@ impl Store {
         let mut stmt = self.conn.prepare_cached(
             "SELECT model, COUNT(*) FROM episode_vectors WHERE subject_id = ?1 GROUP BY model ORDER BY model",
         )?;
-        let rows = stmt.query_map([subject.id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+        let rows = stmt.query_map([subject.id], |r| {
+            Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+        })?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 }
@@ -166,7 +183,12 @@ impl Store {
 impl Tx<'_> {
     /// Stores (or replaces) episodes' vectors. Vectors are derived data, not
     /// part of the chain, so replacing them is allowed.
-    pub fn put_vectors(&mut self, subject: &Subject, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+    pub fn put_vectors(
+        &mut self,
+        subject: &Subject,
+        model: &str,
+        vectors: &[(i64, Vec<f32>)],
+    ) -> Result<()> {
         let mut stmt = self.tx.prepare_cached(
             "INSERT INTO episode_vectors (episode_id, subject_id, model, vector) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (episode_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
@@ -183,5 +205,7 @@ fn vec_to_blob(v: &[f32]) -> Vec<u8> {
 }
 
 fn blob_to_vec(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
 }

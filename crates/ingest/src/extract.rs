@@ -1,0 +1,28 @@
+//! Which concepts does a file explain? One trait, one offline implementation here.
+//!
+//! Every extractor returns the same bounded list per file (SPEC §4): name,
+//! one-sentence gist, short definition, builds-on from the file's own list,
+//! assumed prerequisites, and the 1-based pages where the file explains the
+//! concept. [`OfflineExtractor`] is the deterministic default that needs no model.
+
+mod offline;
+
+pub use offline::OfflineExtractor;
+pub use tm_model::map::ExtractedConcept;
+
+/// Default bound on concepts per file.
+pub const MAX_CONCEPTS: usize = 40;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The extractor could not produce a valid list (a model's output, say).
+    #[error("extraction of {file} failed: {reason}")]
+    Invalid { file: String, reason: String },
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// Reads one file's pages into its bounded concept list.
+pub trait ConceptExtractor {
+    fn extract(&self, file_name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>>;
+}
