@@ -101,7 +101,7 @@ pub fn import_bytes(
         .first()
         .map(|e| e.at)
         .unwrap_or(DateTime::<Utc>::MIN_UTC);
-    store.write(|tx| {
+    store.write_with(|tx| {
         let subject = tx.ensure_subject(
             &history.subject.key,
             &history.subject.title,

@@ -82,7 +82,7 @@ fn chain(n: usize, batch: usize) -> Result<ExitCode> {
             for i in done..end {
                 tx.append(&subject, &episode(i))?;
             }
-            Ok::<_, tm_store::Error>(())
+            Ok(())
         })?;
         done = end;
     }

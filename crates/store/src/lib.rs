@@ -254,8 +254,13 @@ impl Store {
     }
 
     /// Runs `f` in one immediate transaction: all of it commits, or none.
-    /// The closure may fail with any error a store error converts into.
-    pub fn write<T, E: From<Error>>(
+    pub fn write<T>(&mut self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
+        self.write_with(f)
+    }
+
+    /// [`Store::write`] for callers with their own error type (one a store
+    /// error converts into).
+    pub fn write_with<T, E: From<Error>>(
         &mut self,
         f: impl FnOnce(&mut Tx<'_>) -> std::result::Result<T, E>,
     ) -> std::result::Result<T, E> {

@@ -60,7 +60,7 @@ fn filled(n: usize) -> (Store, Subject) {
 fn drop_triggers(store: &Store) {
     store
         .raw_connection()
-        .execute_batch("DROP TRIGGER episodes_no_update; DROP TRIGGER episodes_no_delete;")
+        .execute_batch("PRAGMA foreign_keys = OFF; DROP TRIGGER episodes_no_update; DROP TRIGGER episodes_no_delete;")
         .unwrap();
 }
 
