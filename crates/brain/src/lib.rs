@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod import;
+pub mod recall;
 
 /// Everything that can go wrong while recording or importing.
 #[derive(Debug, thiserror::Error)]
@@ -21,6 +22,8 @@ pub enum Error {
         path: String,
         source: std::io::Error,
     },
+    #[error("embedding failed: {0}")]
+    Embed(String),
     #[error(transparent)]
     Store(#[from] tm_store::Error),
 }

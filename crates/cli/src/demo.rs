@@ -31,7 +31,7 @@ const SAMPLE: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn run(db: &Path) -> Result<ExitCode> {
+pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCode> {
     for suffix in ["", "-wal", "-shm"] {
         let p = format!("{}{suffix}", db.display());
         match std::fs::remove_file(&p) {

