@@ -7,7 +7,7 @@
 
 pub mod episodes;
 pub mod lang;
+pub mod teaching;
 pub mod map;
 pub mod recall;
-pub mod teaching;
 pub mod window;

@@ -80,10 +80,7 @@ mod tests {
     #[test]
     fn explicit_cues_teach_in_many_languages() {
         for (text, lang) in [
-            (
-                "Remember that in our class we call the mitochondria the powerhouse of the cell",
-                "en",
-            ),
+            ("Remember that in our class we call the mitochondria the powerhouse of the cell", "en"),
             ("Treat ATP as the cell's energy currency.", "en"),
             ("Recuerda que la ósmosis es pasiva", "es"),
             ("Merk dir, dass Osmose passiv ist", "de"),

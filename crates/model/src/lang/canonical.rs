@@ -51,7 +51,7 @@ fn marks_are_optional(c: char) -> bool {
         | 0x0370..=0x03FF   // Greek
         | 0x0400..=0x04FF   // Cyrillic
         | 0x0600..=0x06FF   // Arabic
-        | 0x0750..=0x077F) // Arabic Supplement
+        | 0x0750..=0x077F)  // Arabic Supplement
 }
 
 #[cfg(test)]
@@ -64,10 +64,7 @@ mod tests {
         assert_eq!(canonical_key("  OSMOSIS. "), "osmosis");
         assert_eq!(canonical_key("Mitocôndria"), "mitocondria");
         assert_eq!(canonical_key("Straße"), "strasse");
-        assert_eq!(
-            canonical_key("cell   membrane"),
-            canonical_key("Cell-Membrane")
-        );
+        assert_eq!(canonical_key("cell   membrane"), canonical_key("Cell-Membrane"));
         assert_eq!(canonical_key("ﬁbre"), "fibre"); // NFKC ligature
     }
 
