@@ -16,13 +16,14 @@
 //!   is the whole calendar unit, including the part still to come.
 //! * **A bare year** ("in 2025", "im Jahr 2025", "pada tahun 2025", "عام ٢٠٢٥"):
 //!   four digits (ASCII or Arabic-Indic) between 1900 and 2200, right after a
-//!   `prep` word of any language; right after a month name (optionally with a
-//!   `link` word such as "de" between) it is that month's year instead.
+//!   `prep` word of any language, unless a number stands before that word
+//!   ("1 in 2000 births" is a ratio); right after a month name (optionally
+//!   with a `link` word such as "de" between) it is that month's year instead.
 //!
 //! # Avoiding false positives
 //! Matching is on whole words after `lang::canonical_key` folding. A month
 //! name that is also an ordinary word ("may", "march", French "mars", Arabic
-//! "مارس", listed `weak` in the data files) counts only right before a year,
+//! "مارس", Italian "mai" = "never", listed `weak` in the data files) counts only right before a year,
 //! right after a `prep` of its own language ("in May", "en mars"), or, in a
 //! language that capitalises month names, capitalised but not opening a
 //! sentence ("the March exam"): "May I ask…", "march forward" and "Mars is a
@@ -429,7 +430,7 @@ fn find(tables: &Tables, tokens: &[Token]) -> Vec<Found> {
             i += len;
         } else if let Some(year) = tokens[i]
             .year
-            .filter(|_| prep_before(&tables.words, tokens, i, u8::MAX))
+            .filter(|_| bare_year_counts(&tables.words, tokens, i))
         {
             found.push(Found {
                 start: i,
@@ -503,7 +504,12 @@ fn has_hint(words: &Words, tokens: &[Token], start: usize, end: usize, lang: u8)
 
 /// Whether a `prep` of one of `langs` ends right before token `i`.
 fn prep_before(words: &Words, tokens: &[Token], i: usize, langs: u8) -> bool {
-    (1..=words.max_tokens.min(i)).any(|len| {
+    prep_len_before(words, tokens, i, langs).is_some()
+}
+
+/// How many tokens the `prep` of one of `langs` ending right before token `i` spans.
+fn prep_len_before(words: &Words, tokens: &[Token], i: usize, langs: u8) -> Option<usize> {
+    (1..=words.max_tokens.min(i)).find(|&len| {
         phrase(tokens, i - len, i).is_some_and(|key| {
             words
                 .get(&key)
@@ -511,6 +517,16 @@ fn prep_before(words: &Words, tokens: &[Token], i: usize, langs: u8) -> bool {
                 .any(|(m, l)| *m == Meaning::Prep && l & langs != 0)
         })
     })
+}
+
+/// A year standing alone counts after a `prep` of any language ("in 2025"),
+/// unless a number stands before that prep: "1 in 2000 births" is a ratio.
+fn bare_year_counts(words: &Words, tokens: &[Token], i: usize) -> bool {
+    let Some(len) = prep_len_before(words, tokens, i, u8::MAX) else {
+        return false;
+    };
+    let before = (i - len).checked_sub(1).and_then(|j| tokens.get(j));
+    !before.is_some_and(|t| t.key.chars().all(|c| c.is_numeric()))
 }
 
 /// The year right after token `end - 1`, maybe behind a `link` word: (year, tokens used).

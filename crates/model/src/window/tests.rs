@@ -406,6 +406,8 @@ fn no_time_expression_gives_none() {
         "explain set theory",
         "Was bedeutet hier Osmose?",
         "I have a 2025 calendar",
+        "It occurs in 1 in 2000 births",
+        "Non ho mai capito la mitosi",
         "كم ساعة في اليوم؟",
         "مارس الطالب الرياضة",
         "What is a cell?",
