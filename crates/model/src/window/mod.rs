@@ -16,7 +16,7 @@
 //!   is the whole calendar unit, including the part still to come.
 //! * **A bare year** ("in 2025", "im Jahr 2025", "pada tahun 2025", "عام ٢٠٢٥"):
 //!   four digits (ASCII or Arabic-Indic) between 1900 and 2200, right after a
-//!   `prep` word of any language, unless a number stands before that word
+//!   `prep` word of any language, unless "1" stands before that word
 //!   ("1 in 2000 births" is a ratio); right after a month name (optionally
 //!   with a `link` word such as "de" between) it is that month's year instead.
 //!
@@ -520,13 +520,14 @@ fn prep_len_before(words: &Words, tokens: &[Token], i: usize, langs: u8) -> Opti
 }
 
 /// A year standing alone counts after a `prep` of any language ("in 2025"),
-/// unless a number stands before that prep: "1 in 2000 births" is a ratio.
+/// unless a "1" stands before that prep: "1 in 2000 births" is a ratio
+/// (while "World War 2 in 1939" is a year).
 fn bare_year_counts(words: &Words, tokens: &[Token], i: usize) -> bool {
     let Some(len) = prep_len_before(words, tokens, i, u8::MAX) else {
         return false;
     };
     let before = (i - len).checked_sub(1).and_then(|j| tokens.get(j));
-    !before.is_some_and(|t| t.key.chars().all(|c| c.is_numeric()))
+    !before.is_some_and(|t| t.key == "1")
 }
 
 /// The year right after token `end - 1`, maybe behind a `link` word: (year, tokens used).

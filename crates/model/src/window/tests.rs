@@ -100,6 +100,18 @@ fn english() {
         K::Day,
     );
     check("in July last year", "2025-07-01", "2025-07-31", K::Month);
+    check(
+        "Tell me about World War 2 in 1939",
+        "1939-01-01",
+        "1939-12-31",
+        K::Year,
+    );
+    check(
+        "what did we do in April?",
+        "2026-04-01",
+        "2026-04-30",
+        K::Month,
+    );
 }
 
 #[test]
@@ -408,6 +420,9 @@ fn no_time_expression_gives_none() {
         "I have a 2025 calendar",
         "It occurs in 1 in 2000 births",
         "Non ho mai capito la mitosi",
+        "Kannst du mir hier helfen?",
+        "Was ist hier die Rolle des Zellkerns?",
+        "April said I should ask about cells",
         "كم ساعة في اليوم؟",
         "مارس الطالب الرياضة",
         "What is a cell?",
