@@ -527,7 +527,7 @@ fn bare_year_counts(words: &Words, tokens: &[Token], i: usize) -> bool {
         return false;
     };
     let before = (i - len).checked_sub(1).and_then(|j| tokens.get(j));
-    !before.is_some_and(|t| t.key == "1")
+    before.is_none_or(|t| t.key != "1")
 }
 
 /// The year right after token `end - 1`, maybe behind a `link` word: (year, tokens used).
