@@ -14,7 +14,8 @@ use tm_embed::Embedder;
 use tm_model::episodes::Kind;
 use tm_model::lang::canonical_key;
 use tm_model::recall::{
-    Basis, Candidate, RecallParams, collapse_key, distinctive_terms, fts5_query, narrates_period, recall,
+    Basis, Candidate, RecallParams, collapse_key, distinctive_terms, fts5_query, narrates_period,
+    recall,
 };
 use tm_model::window::{Window, parse_window, window_words};
 use tm_store::{Episode, Store, Subject};
@@ -118,11 +119,19 @@ impl Recaller {
     /// texts run higher, from shared character n-grams).
     pub fn new(embedder: Arc<dyn Embedder>) -> Recaller {
         let params = if embedder.name().starts_with("hash") {
-            RecallParams { semantic_floor: 0.45, semantic_full: 0.9, ..RecallParams::MINILM }
+            RecallParams {
+                semantic_floor: 0.45,
+                semantic_full: 0.9,
+                ..RecallParams::MINILM
+            }
         } else {
             RecallParams::MINILM
         };
-        Recaller { embedder, params, cache: Mutex::new(HashMap::new()) }
+        Recaller {
+            embedder,
+            params,
+            cache: Mutex::new(HashMap::new()),
+        }
     }
 
     pub fn embedder(&self) -> &dyn Embedder {
@@ -138,7 +147,9 @@ impl Recaller {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<usize> {
         let name = self.embedder.name().to_string();
-        let total = store.episodes_missing_vectors(subject, &name, usize::MAX)?.len();
+        let total = store
+            .episodes_missing_vectors(subject, &name, usize::MAX)?
+            .len();
         let mut done = 0;
         loop {
             let batch = store.episodes_missing_vectors(subject, &name, EMBED_BATCH * 16)?;
@@ -148,7 +159,10 @@ impl Recaller {
             let mut vectors = Vec::with_capacity(batch.len());
             for chunk in batch.chunks(EMBED_BATCH) {
                 let texts: Vec<&str> = chunk.iter().map(|(_, t)| t.as_str()).collect();
-                let vs = self.embedder.embed(&texts).map_err(|e| Error::Embed(e.to_string()))?;
+                let vs = self
+                    .embedder
+                    .embed(&texts)
+                    .map_err(|e| Error::Embed(e.to_string()))?;
                 vectors.extend(chunk.iter().map(|(id, _)| *id).zip(vs));
                 done += chunk.len();
                 progress(done, total);
@@ -162,7 +176,11 @@ impl Recaller {
         let name = self.embedder.name().to_string();
         let stamp = store.vector_stamp(subject, &name)?;
         let key = (subject.id, name.clone());
-        if let Some(v) = self.cache.lock().map_err(|_| Error::Invalid("vector cache poisoned".into()))?.get(&key)
+        if let Some(v) = self
+            .cache
+            .lock()
+            .map_err(|_| Error::Invalid("vector cache poisoned".into()))?
+            .get(&key)
             && v.stamp == stamp
         {
             return Ok(v.clone());
@@ -197,11 +215,19 @@ impl Recaller {
         if question.trim().is_empty() {
             return Ok(None);
         }
-        self.embedder.embed_one(question).map(Some).map_err(|e| Error::Embed(e.to_string()))
+        self.embedder
+            .embed_one(question)
+            .map(Some)
+            .map_err(|e| Error::Embed(e.to_string()))
     }
 
     /// Recalls for one turn.
-    pub fn recall(&self, store: &Store, subject: &Subject, q: &RecallQuery<'_>) -> Result<RecallResult> {
+    pub fn recall(
+        &self,
+        store: &Store,
+        subject: &Subject,
+        q: &RecallQuery<'_>,
+    ) -> Result<RecallResult> {
         let t0 = Instant::now();
         let qvec = self.embed_question(q.question)?;
         let embed_ms = ms(t0);
@@ -220,8 +246,10 @@ impl Recaller {
         let t1 = Instant::now();
         let window = parse_window(q.question, q.at, q.tz);
         let time_words: HashSet<String> = window_words(q.question).into_iter().collect();
-        let terms: Vec<String> =
-            distinctive_terms(q.question).into_iter().filter(|t| !time_words.contains(t)).collect();
+        let terms: Vec<String> = distinctive_terms(q.question)
+            .into_iter()
+            .filter(|t| !time_words.contains(t))
+            .collect();
         let question_present = !terms.is_empty();
 
         let mut ids: Vec<i64> = store.recent_ids(subject, q.at, RECENT_POOL)?;
@@ -241,7 +269,10 @@ impl Recaller {
             }
         }
         let routed = route(store, subject, q.question)?;
-        let concept_hits: HashSet<i64> = store.concept_ids(subject, &routed, POOL_LIMIT)?.into_iter().collect();
+        let concept_hits: HashSet<i64> = store
+            .concept_ids(subject, &routed, POOL_LIMIT)?
+            .into_iter()
+            .collect();
         ids.extend(concept_hits.iter().copied());
 
         let vectors = self.vectors(store, subject)?;
@@ -269,7 +300,8 @@ impl Recaller {
             ids.retain(|&i| i != x);
         }
         let episodes = store.episodes_by_ids(&ids)?;
-        let recalled_before: HashSet<i64> = store.annotated_ids(&ids, "recalled")?.into_iter().collect();
+        let recalled_before: HashSet<i64> =
+            store.annotated_ids(&ids, "recalled")?.into_iter().collect();
         let mut by_id: HashMap<i64, Episode> = HashMap::with_capacity(episodes.len());
         let mut candidates = Vec::with_capacity(episodes.len());
         for e in episodes {
@@ -293,7 +325,8 @@ impl Recaller {
                 lexical: lexical.get(&e.id).copied().unwrap_or(0.0),
                 semantic,
                 concept: concept_hits.contains(&e.id),
-                narration: e.kind == Kind::Answer && (recalled_before.contains(&e.id) || narrates_period(&e.text)),
+                narration: e.kind == Kind::Answer
+                    && (recalled_before.contains(&e.id) || narrates_period(&e.text)),
             });
             by_id.insert(e.id, e);
         }

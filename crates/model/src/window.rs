@@ -1,1 +1,0 @@
-//! Time windows: "what did we cover in July?" becomes a half-open interval of instants.
