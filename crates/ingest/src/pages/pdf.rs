@@ -7,6 +7,9 @@
 //! - runs on its own thread with a large stack, every call inside `catch_unwind`, with
 //!   the panic message kept out of stderr on that thread only (a hook installed once
 //!   that defers to the previous hook on every other thread);
+//! - rewrites, before extraction, the `'` and `"` text operators (next line, then show)
+//!   into `T*` and `Tj`: pdf-extract ignores them, and Ghostscript and many typesetters
+//!   draw every line after the first with them, so their text would silently vanish;
 //! - refuses, before extraction, the cycles that would recurse forever (a page whose
 //!   `Parent` chain loops, a form XObject that draws itself), since a stack overflow
 //!   aborts the process and cannot be caught.
@@ -16,10 +19,11 @@
 
 use std::any::Any;
 use std::cell::Cell;
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Once;
 
+use pdf_extract::content::{Content, Operation};
 use pdf_extract::{Dictionary, Document, Object, ObjectId, PlainTextOutput};
 
 use crate::{Error, Result};
@@ -74,7 +78,7 @@ pub(super) fn read(name: &str, bytes: &[u8], max_pages: usize) -> Result<Vec<Str
 }
 
 fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
-    let doc = quietly(|| Document::load_mem(bytes))
+    let mut doc = quietly(|| Document::load_mem(bytes))
         .map_err(|panic| Failure::Broken(format!("the PDF parser failed: {panic}")))?
         .map_err(|error| Failure::Broken(format!("cannot parse the PDF: {error}")))?;
     // lopdf opens files encrypted with an empty user password by itself and then drops
@@ -90,6 +94,8 @@ fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
     if pages.is_empty() {
         return Err(Failure::Broken("the PDF has no pages".to_owned()));
     }
+    quietly(|| expand_next_line_operators(&mut doc, &pages))
+        .map_err(|panic| Failure::Broken(format!("cannot read the page contents: {panic}")))?;
     let mut texts = Vec::with_capacity(pages.len());
     for (&number, &page_id) in &pages {
         let broken = |why: String| Failure::Broken(format!("page {number}: {why}"));
@@ -104,6 +110,76 @@ fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
         texts.push(tidy(&text));
     }
     Ok(texts)
+}
+
+/// Rewrites `'` (`T*` then `Tj`) and `"` (`Tw`, `Tc`, `T*`, `Tj`) in the pages' content
+/// streams and in every form XObject, the operators pdf-extract does not know. Streams
+/// that do not decode are left alone for the extractor to report.
+fn expand_next_line_operators(doc: &mut Document, pages: &BTreeMap<u32, ObjectId>) {
+    let mut ids: Vec<ObjectId> = pages
+        .values()
+        .flat_map(|&page| doc.get_page_contents(page))
+        .collect();
+    ids.extend(doc.objects.iter().filter_map(|(&id, object)| {
+        match object {
+            Object::Stream(stream)
+                if stream
+                    .dict
+                    .get(b"Subtype")
+                    .and_then(Object::as_name)
+                    .is_ok_and(|subtype| subtype == b"Form") =>
+            {
+                Some(id)
+            }
+            _ => None,
+        }
+    }));
+    for id in ids {
+        let Some(Object::Stream(stream)) = doc.objects.get_mut(&id) else {
+            continue;
+        };
+        let Ok(plain) = stream.get_plain_content() else {
+            continue;
+        };
+        // Most streams have neither operator; skip decoding those twice.
+        if !plain.iter().any(|&byte| byte == b'\'' || byte == b'"') {
+            continue;
+        }
+        let Ok(content) = Content::decode(&plain) else {
+            continue;
+        };
+        if !content
+            .operations
+            .iter()
+            .any(|operation| operation.operator == "'" || operation.operator == "\"")
+        {
+            continue;
+        }
+        let mut operations = Vec::with_capacity(content.operations.len() * 2);
+        for operation in content.operations {
+            match operation.operator.as_str() {
+                "'" => {
+                    operations.push(Operation::new("T*", vec![]));
+                    operations.push(Operation::new("Tj", operation.operands));
+                }
+                "\"" if operation.operands.len() == 3 => {
+                    let mut operands = operation.operands.into_iter();
+                    let (word, character, text) =
+                        (operands.next(), operands.next(), operands.next());
+                    operations.extend([
+                        Operation::new("Tw", word.into_iter().collect()),
+                        Operation::new("Tc", character.into_iter().collect()),
+                        Operation::new("T*", vec![]),
+                        Operation::new("Tj", text.into_iter().collect()),
+                    ]);
+                }
+                _ => operations.push(operation),
+            }
+        }
+        if let Ok(bytes) = (Content { operations }).encode() {
+            stream.set_plain_content(bytes);
+        }
+    }
 }
 
 /// pdf-extract places text by position, so a page starts with the blank lines above
