@@ -4,7 +4,9 @@
 //! page numbers must be stable and mean what a person sees:
 //!
 //! - **PDF** (detected by the `%PDF-` magic at the start, whatever the name): one page per
-//!   PDF page, in page order, with the text of its text layer. A page without text (a
+//!   PDF page, in page order, with the text of its text layer, lines in drawing order
+//!   (lines more than 1.5 line heights apart come back with a blank line between them;
+//!   leading and trailing blank space of a page is trimmed). A page without text (a
 //!   scanned page, a picture) is an empty string: the file still reads, and
 //!   [`Pages::blank_pages`] tells the caller which pages to warn about. A PDF that needs
 //!   a password is [`Error::Encrypted`]; one that cannot be parsed, or on which the parser
