@@ -1,67 +1,47 @@
-//! Reading files: pages of Markdown, text and PDF; concept extraction.
+//! Reading files: what text does each page of a Markdown, plain-text or PDF file carry
+//! (`pages`), and, later, which concepts does it teach.
 //!
-//! Provisional: text and Markdown only, split on form feeds. PDF support
-//! arrives with the full page reader.
-
-/// What a file was read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileFormat {
-    Markdown,
-    Text,
-    Pdf,
-}
-
-impl FileFormat {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            FileFormat::Markdown => "markdown",
-            FileFormat::Text => "text",
-            FileFormat::Pdf => "pdf",
-        }
-    }
-}
-
-/// A file's pages.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pages {
-    pub format: FileFormat,
-    pub pages: Vec<String>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("{name} is not valid UTF-8 text (at byte {offset})")]
-    NotUtf8 { name: String, offset: usize },
-    #[error("{name}: PDF files cannot be read yet")]
-    Unsupported { name: String },
-}
-
-pub type Result<T> = std::result::Result<T, Error>;
-
-pub fn read_pages(name: &str, bytes: &[u8]) -> Result<Pages> {
-    if bytes.starts_with(b"%PDF-") {
-        return Err(Error::Unsupported { name: name.into() });
-    }
-    let text = std::str::from_utf8(bytes).map_err(|e| Error::NotUtf8 {
-        name: name.into(),
-        offset: e.valid_up_to(),
-    })?;
-    let format = if name.ends_with(".md") || name.ends_with(".markdown") {
-        FileFormat::Markdown
-    } else {
-        FileFormat::Text
-    };
-    Ok(Pages {
-        format,
-        pages: text.split('\u{c}').map(str::to_string).collect(),
-    })
-}
-
-pub fn pages_from_list(pages: Vec<String>) -> Pages {
-    Pages {
-        format: FileFormat::Text,
-        pages,
-    }
-}
+//! Everything here is a pure function of a file's name and bytes: the caller reads the
+//! file, stores its version and checksum, and hands the bytes over.
 
 pub mod extract;
+pub mod pages;
+
+pub use pages::{FileFormat, Limits, Pages, pages_from_list, read_pages, read_pages_with};
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The file is bigger than [`Limits::max_bytes`]; nothing was parsed.
+    #[error("{name}: {size} bytes is more than the limit of {limit} bytes")]
+    TooLarge { name: String, size: u64, limit: u64 },
+
+    /// The file has more pages than [`Limits::max_pages`].
+    #[error("{name}: {pages} pages is more than the limit of {limit} pages")]
+    TooManyPages {
+        name: String,
+        pages: usize,
+        limit: usize,
+    },
+
+    /// A Markdown or text file that is not valid UTF-8 (or UTF-16 with a BOM), or holds
+    /// binary content. `offset` counts bytes from the start of the file, BOM included.
+    #[error("{name}: not readable as text at byte {offset} (line {line}): {reason}")]
+    InvalidText {
+        name: String,
+        offset: usize,
+        line: usize,
+        reason: String,
+    },
+
+    /// A PDF that cannot be parsed, or whose parser failed or panicked on it.
+    #[error("{name}: broken file: {reason}")]
+    BrokenFile { name: String, reason: String },
+
+    /// A PDF that needs a password to open. (PDFs encrypted with an empty user password,
+    /// i.e. with only "permissions", are opened and read.)
+    #[error("{name}: the PDF is encrypted and needs a password")]
+    Encrypted { name: String },
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,295 @@
+//! PDF pages: the text layer of each page of a PDF, in page order, without letting a
+//! hostile or damaged file take the process down.
+//!
+//! Text comes from `pdf-extract` (ToUnicode maps, simple-font encodings such as
+//! WinAnsi, CID fonts), page by page. That crate and the `lopdf` parser under it `unwrap`
+//! freely and recurse through the page tree and form XObjects, so the reader:
+//! - runs on its own thread with a large stack, every call inside `catch_unwind`, with
+//!   the panic message kept out of stderr on that thread only (a hook installed once
+//!   that defers to the previous hook on every other thread);
+//! - rewrites, before extraction, the `'` and `"` text operators (next line, then show)
+//!   into `T*` and `Tj`: pdf-extract ignores them, and Ghostscript and many typesetters
+//!   draw every line after the first with them, so their text would silently vanish;
+//! - refuses, before extraction, the cycles that would recurse forever (a page whose
+//!   `Parent` chain loops, a form XObject that draws itself), since a stack overflow
+//!   aborts the process and cannot be caught.
+//!
+//! A failure on any page fails the file ([`Error::BrokenFile`] naming the page): a file
+//! with a silently missing page would shift every later citation.
+
+use std::any::Any;
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashSet};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Once;
+
+use pdf_extract::content::{Content, Operation};
+use pdf_extract::{Dictionary, Document, Object, ObjectId, PlainTextOutput};
+
+use crate::{Error, Result};
+
+/// Parser thread stack: legitimate files nest shallowly; this is margin, not a cure.
+const PARSER_STACK: usize = 64 * 1024 * 1024;
+/// Deepest `Parent` chain accepted (real page trees are a few levels deep).
+const MAX_TREE_DEPTH: usize = 256;
+/// Deepest chain of form XObjects drawing form XObjects accepted.
+const MAX_XOBJECT_DEPTH: usize = 64;
+/// Bound on the XObject walk so a wide, shared XObject graph cannot make it exponential.
+const MAX_XOBJECT_VISITS: usize = 200_000;
+
+/// Why the parser thread gave up, before the file name is attached.
+enum Failure {
+    Broken(String),
+    Encrypted,
+    TooManyPages(usize),
+}
+
+pub(super) fn read(name: &str, bytes: &[u8], max_pages: usize) -> Result<Vec<String>> {
+    let outcome = std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("tm-ingest-pdf".to_owned())
+            .stack_size(PARSER_STACK)
+            .spawn_scoped(scope, || extract(bytes, max_pages))
+            .map(|handle| handle.join())
+    });
+    let failure = match outcome {
+        Ok(Ok(Ok(pages))) => return Ok(pages),
+        Ok(Ok(Err(failure))) => failure,
+        Ok(Err(payload)) => Failure::Broken(format!(
+            "the PDF reader failed: {}",
+            panic_message(&*payload)
+        )),
+        Err(error) => Failure::Broken(format!("could not start the PDF reader: {error}")),
+    };
+    Err(match failure {
+        Failure::Broken(reason) => Error::BrokenFile {
+            name: name.to_owned(),
+            reason,
+        },
+        Failure::Encrypted => Error::Encrypted {
+            name: name.to_owned(),
+        },
+        Failure::TooManyPages(pages) => Error::TooManyPages {
+            name: name.to_owned(),
+            pages,
+            limit: max_pages,
+        },
+    })
+}
+
+fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
+    let mut doc = quietly(|| Document::load_mem(bytes))
+        .map_err(|panic| Failure::Broken(format!("the PDF parser failed: {panic}")))?
+        .map_err(|error| Failure::Broken(format!("cannot parse the PDF: {error}")))?;
+    // lopdf opens files encrypted with an empty user password by itself and then drops
+    // `/Encrypt`; one still there needs a password we do not have.
+    if doc.is_encrypted() {
+        return Err(Failure::Encrypted);
+    }
+    let pages = quietly(|| doc.get_pages())
+        .map_err(|panic| Failure::Broken(format!("cannot walk the page tree: {panic}")))?;
+    if pages.len() > max_pages {
+        return Err(Failure::TooManyPages(pages.len()));
+    }
+    if pages.is_empty() {
+        return Err(Failure::Broken("the PDF has no pages".to_owned()));
+    }
+    quietly(|| expand_next_line_operators(&mut doc, &pages))
+        .map_err(|panic| Failure::Broken(format!("cannot read the page contents: {panic}")))?;
+    let mut texts = Vec::with_capacity(pages.len());
+    for (&number, &page_id) in &pages {
+        let broken = |why: String| Failure::Broken(format!("page {number}: {why}"));
+        check_recursion(&doc, page_id).map_err(broken)?;
+        let mut text = String::new();
+        quietly(|| {
+            let mut output = PlainTextOutput::new(&mut text);
+            pdf_extract::output_doc_page(&doc, &mut output, number)
+        })
+        .map_err(|panic| broken(format!("the PDF reader failed: {panic}")))?
+        .map_err(|error| broken(error.to_string()))?;
+        texts.push(tidy(&text));
+    }
+    Ok(texts)
+}
+
+/// Rewrites `'` (`T*` then `Tj`) and `"` (`Tw`, `Tc`, `T*`, `Tj`) in the pages' content
+/// streams and in every form XObject, the operators pdf-extract does not know. Streams
+/// that do not decode are left alone for the extractor to report.
+fn expand_next_line_operators(doc: &mut Document, pages: &BTreeMap<u32, ObjectId>) {
+    let mut ids: Vec<ObjectId> = pages
+        .values()
+        .flat_map(|&page| doc.get_page_contents(page))
+        .collect();
+    ids.extend(doc.objects.iter().filter_map(|(&id, object)| {
+        match object {
+            Object::Stream(stream)
+                if stream
+                    .dict
+                    .get(b"Subtype")
+                    .and_then(Object::as_name)
+                    .is_ok_and(|subtype| subtype == b"Form") =>
+            {
+                Some(id)
+            }
+            _ => None,
+        }
+    }));
+    for id in ids {
+        let Some(Object::Stream(stream)) = doc.objects.get_mut(&id) else {
+            continue;
+        };
+        let Ok(plain) = stream.get_plain_content() else {
+            continue;
+        };
+        // Most streams have neither operator; skip decoding those twice.
+        if !plain.iter().any(|&byte| byte == b'\'' || byte == b'"') {
+            continue;
+        }
+        let Ok(content) = Content::decode(&plain) else {
+            continue;
+        };
+        if !content
+            .operations
+            .iter()
+            .any(|operation| operation.operator == "'" || operation.operator == "\"")
+        {
+            continue;
+        }
+        let mut operations = Vec::with_capacity(content.operations.len() * 2);
+        for operation in content.operations {
+            match operation.operator.as_str() {
+                "'" => {
+                    operations.push(Operation::new("T*", vec![]));
+                    operations.push(Operation::new("Tj", operation.operands));
+                }
+                "\"" if operation.operands.len() == 3 => {
+                    let mut operands = operation.operands.into_iter();
+                    let (word, character, text) =
+                        (operands.next(), operands.next(), operands.next());
+                    operations.extend([
+                        Operation::new("Tw", word.into_iter().collect()),
+                        Operation::new("Tc", character.into_iter().collect()),
+                        Operation::new("T*", vec![]),
+                        Operation::new("Tj", text.into_iter().collect()),
+                    ]);
+                }
+                _ => operations.push(operation),
+            }
+        }
+        if let Ok(bytes) = (Content { operations }).encode() {
+            stream.set_plain_content(bytes);
+        }
+    }
+}
+
+/// pdf-extract places text by position, so a page starts with the blank lines above
+/// its first line and lines can end in spaces; neither is content.
+fn tidy(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().map(str::trim_end).collect();
+    lines.join("\n").trim().to_owned()
+}
+
+/// Refuses the shapes on which pdf-extract would recurse without end: a looping
+/// `Parent` chain (inherited attributes) and a form XObject that draws itself.
+fn check_recursion(doc: &Document, page_id: ObjectId) -> Result<(), String> {
+    let page = doc
+        .get_dictionary(page_id)
+        .map_err(|error| format!("not a page dictionary: {error}"))?;
+    let mut seen = HashSet::from([page_id]);
+    let mut node = page;
+    let mut resources = dictionary(doc, node.get(b"Resources").ok());
+    while let Ok(parent) = node.get(b"Parent").and_then(Object::as_reference) {
+        if !seen.insert(parent) || seen.len() > MAX_TREE_DEPTH {
+            return Err("the page tree loops back on itself".to_owned());
+        }
+        let Ok(parent_dict) = doc.get_dictionary(parent) else {
+            break;
+        };
+        node = parent_dict;
+        resources = resources.or_else(|| dictionary(doc, node.get(b"Resources").ok()));
+    }
+    let Some(resources) = resources else {
+        return Ok(());
+    };
+    let mut path = Vec::new();
+    let mut visits = 0;
+    walk_xobjects(doc, resources, &mut path, &mut visits)
+}
+
+/// Depth-first over the form XObjects reachable from `resources`. A node is identified
+/// by its address in `doc`, so direct and indirect streams are both tracked; `path`
+/// holds the XObjects being drawn, as pdf-extract would nest them.
+fn walk_xobjects(
+    doc: &Document,
+    resources: &Dictionary,
+    path: &mut Vec<usize>,
+    visits: &mut usize,
+) -> Result<(), String> {
+    let Some(xobjects) = dictionary(doc, resources.get(b"XObject").ok()) else {
+        return Ok(());
+    };
+    for (_, value) in xobjects.iter() {
+        let Some(stream) = resolve(doc, value).and_then(|object| object.as_stream().ok()) else {
+            continue;
+        };
+        let node = std::ptr::from_ref(stream) as usize;
+        if path.contains(&node) {
+            return Err("a form XObject draws itself".to_owned());
+        }
+        *visits += 1;
+        if path.len() >= MAX_XOBJECT_DEPTH || *visits > MAX_XOBJECT_VISITS {
+            return Err("form XObjects nest too deeply".to_owned());
+        }
+        // Like pdf-extract: an XObject without resources of its own uses its caller's.
+        let inner = dictionary(doc, stream.dict.get(b"Resources").ok()).unwrap_or(resources);
+        path.push(node);
+        walk_xobjects(doc, inner, path, visits)?;
+        path.pop();
+    }
+    Ok(())
+}
+
+fn resolve<'a>(doc: &'a Document, object: &'a Object) -> Option<&'a Object> {
+    doc.dereference(object).ok().map(|(_, object)| object)
+}
+
+fn dictionary<'a>(doc: &'a Document, object: Option<&'a Object>) -> Option<&'a Dictionary> {
+    match resolve(doc, object?)? {
+        Object::Dictionary(dictionary) => Some(dictionary),
+        _ => None,
+    }
+}
+
+thread_local! {
+    /// Set while this thread runs parser code whose panics we catch and report.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `f`, turning a panic into its message. The panic hook is process-wide, so ours
+/// is installed once and stays silent only on a thread inside `quietly`.
+fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    static HOOK: Once = Once::new();
+    HOOK.call_once(|| {
+        let previous = panic::take_hook();
+        panic::set_hook(Box::new(move |info| {
+            if !QUIET.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+    let was_quiet = QUIET.with(|quiet| quiet.replace(true));
+    // The document is only read, so a panic leaves nothing half-updated behind.
+    let result = panic::catch_unwind(AssertUnwindSafe(f));
+    QUIET.with(|quiet| quiet.set(was_quiet));
+    result.map_err(|payload| panic_message(&*payload))
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        (*message).to_owned()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "a panic without a message".to_owned()
+    }
+}
