@@ -49,12 +49,24 @@ fn measure(label: &str, runs: usize, mut f: impl FnMut()) {
 fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
     let episodes: Vec<String> = (0..32).map(episode).collect();
     let batch: Vec<&str> = episodes.iter().map(String::as_str).collect();
-    measure(&format!("{}: one short query", e.name()), query_runs, || {
-        e.embed_one(QUERY).map(drop).unwrap_or_else(|err| panic!("{err}"));
-    });
-    measure(&format!("{}: batch of 32 episodes", e.name()), batch_runs, || {
-        e.embed(&batch).map(drop).unwrap_or_else(|err| panic!("{err}"));
-    });
+    measure(
+        &format!("{}: one short query", e.name()),
+        query_runs,
+        || {
+            e.embed_one(QUERY)
+                .map(drop)
+                .unwrap_or_else(|err| panic!("{err}"));
+        },
+    );
+    measure(
+        &format!("{}: batch of 32 episodes", e.name()),
+        batch_runs,
+        || {
+            e.embed(&batch)
+                .map(drop)
+                .unwrap_or_else(|err| panic!("{err}"));
+        },
+    );
 }
 
 fn main() {

