@@ -1,1 +1,157 @@
-//! Text embedders: in-process MiniLM, OpenAI-compatible HTTP, deterministic feature hashing.
+//! Text embedders: how does a text become a vector we can compare?
+//!
+//! One trait, [`Embedder`], and three implementations:
+//! - [`MiniLm`]: all-MiniLM-L6-v2 in-process with candle (the default; English-only in
+//!   practice, so the lexical recall pool must carry other languages);
+//! - [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint;
+//! - [`HashEmbedder`]: deterministic feature hashing, for tests and for machines where the
+//!   model cannot be had. It is used only when chosen, or as the fallback of
+//!   [`default_embedder`], which then returns a warning the caller must show.
+//!
+//! Every vector is L2-normalised, so [`cosine`] is a dot product. Store [`Embedder::name`]
+//! beside each vector: a different name means the vectors are not comparable.
+
+mod error;
+pub mod fetch;
+mod hash;
+mod minilm;
+mod openai;
+
+use std::path::Path;
+use std::str::FromStr;
+
+pub use error::{Error, Result};
+pub use fetch::{cache_dir, resolve_model_dir};
+pub use hash::HashEmbedder;
+pub use minilm::{MAX_TOKENS, MiniLm, fingerprint};
+pub use openai::{OpenAiConfig, OpenAiEmbedder};
+
+/// Turns texts into L2-normalised vectors of a fixed dimension.
+pub trait Embedder: Send + Sync {
+    /// Identifies the model, e.g. `all-MiniLM-L6-v2` or `hash-v1-384`. Stored beside the
+    /// vectors so that a model change is detected and the vectors rebuilt.
+    fn name(&self) -> &str;
+    /// Length of every vector this embedder returns.
+    fn dim(&self) -> usize;
+    /// One vector per text, in input order.
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// One text's vector.
+    fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
+        self.embed(&[text])?
+            .pop()
+            .ok_or_else(|| Error::Inference("the embedder returned no vector".into()))
+    }
+}
+
+/// Cosine similarity of two L2-normalised vectors, i.e. their dot product. Vectors of
+/// different lengths are compared over their common prefix (callers check names first).
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Scales `v` to unit length; leaves a zero vector as it is.
+pub(crate) fn l2_normalise(v: &mut [f32]) {
+    let norm = v
+        .iter()
+        .map(|x| f64::from(*x) * f64::from(*x))
+        .sum::<f64>()
+        .sqrt();
+    if norm > 0.0 {
+        for x in v.iter_mut() {
+            *x = (f64::from(*x) / norm) as f32;
+        }
+    }
+}
+
+/// Which embedder to use, as named on the command line (`minilm`, `openai`, `hash`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EmbedderChoice {
+    MiniLm,
+    OpenAi,
+    Hash,
+}
+
+impl FromStr for EmbedderChoice {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "minilm" => Ok(EmbedderChoice::MiniLm),
+            "openai" => Ok(EmbedderChoice::OpenAi),
+            "hash" => Ok(EmbedderChoice::Hash),
+            other => Err(Error::Config(format!(
+                "unknown embedder {other:?}: expected minilm, openai or hash"
+            ))),
+        }
+    }
+}
+
+/// Builds the chosen embedder, failing loudly if it cannot be had (no fallback).
+/// `model_dir` only matters for MiniLM; OpenAI reads its settings from the environment.
+pub fn embedder(choice: EmbedderChoice, model_dir: Option<&Path>) -> Result<Box<dyn Embedder>> {
+    Ok(match choice {
+        EmbedderChoice::MiniLm => Box::new(MiniLm::load_default(model_dir)?),
+        EmbedderChoice::OpenAi => Box::new(OpenAiEmbedder::from_env()?),
+        EmbedderChoice::Hash => Box::new(HashEmbedder::new()),
+    })
+}
+
+/// The default embedder: MiniLM, or — when it cannot be loaded or fetched — the hashing
+/// embedder plus a warning that the caller must print (the fallback is never silent).
+pub fn default_embedder(model_dir: Option<&Path>) -> (Box<dyn Embedder>, Option<String>) {
+    match MiniLm::load_default(model_dir) {
+        Ok(m) => (Box::new(m), None),
+        Err(e) => (
+            Box::new(HashEmbedder::new()),
+            Some(format!(
+                "warning: could not load the {} model ({e}); using the deterministic \
+                 hashing embedder {} instead, which matches words, not meaning",
+                MiniLm::DEFAULT_NAME,
+                HashEmbedder::NAME
+            )),
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn choice_parses_the_three_names_and_rejects_others() {
+        assert_eq!(
+            "minilm".parse::<EmbedderChoice>().unwrap(),
+            EmbedderChoice::MiniLm
+        );
+        assert_eq!(
+            " OpenAI ".parse::<EmbedderChoice>().unwrap(),
+            EmbedderChoice::OpenAi
+        );
+        assert_eq!(
+            "hash".parse::<EmbedderChoice>().unwrap(),
+            EmbedderChoice::Hash
+        );
+        let msg = "bert".parse::<EmbedderChoice>().unwrap_err().to_string();
+        assert!(msg.contains("minilm, openai or hash"), "{msg}");
+    }
+
+    #[test]
+    fn default_embedder_warns_when_it_falls_back() {
+        let dir = std::env::temp_dir().join(format!("tm-embed-nomodel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (e, warning) = default_embedder(Some(&dir));
+        assert_eq!(e.name(), HashEmbedder::NAME);
+        let warning = warning.expect("a fallback must come with a warning");
+        assert!(warning.contains("model.safetensors"), "{warning}");
+        assert!(warning.contains("hash-v1-384"), "{warning}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn normalised_vectors_have_unit_cosine_with_themselves() {
+        let mut v = vec![3.0, 4.0];
+        l2_normalise(&mut v);
+        assert!((cosine(&v, &v) - 1.0).abs() < 1e-6);
+        assert_eq!(v, vec![0.6, 0.8]);
+    }
+}

@@ -1,0 +1,92 @@
+//! How long does embedding take? Prints p50/p95/p99 for one short query and for a batch of
+//! 32 episode-length texts, with MiniLM (when it can be loaded) and the hashing embedder.
+//!
+//! Run: `cargo run --release -p tm-embed --example embed_latency [-- --model-dir DIR]`
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use tm_embed::{Embedder, HashEmbedder, MiniLm};
+
+const QUERY: &str = "what did we cover about cell membranes last week?";
+
+fn episode(i: usize) -> String {
+    // About 60–80 words, the length of a tutor turn worth remembering.
+    format!(
+        "Episode {i}: the learner asked why the cell membrane lets water through but keeps \
+         most ions out. We compared the phospholipid bilayer to a crowded doorway, talked \
+         about channel proteins and pumps, and worked through an example with a red blood \
+         cell placed in salt water number {i}. The learner predicted shrinking correctly \
+         but confused osmosis with diffusion of the salt itself, so we revisited the \
+         difference and agreed to check it again next session."
+    )
+}
+
+fn percentiles(mut samples: Vec<Duration>) -> (f64, f64, f64) {
+    samples.sort();
+    let at = |q: f64| {
+        let i = ((samples.len() as f64 - 1.0) * q).round() as usize;
+        samples[i].as_secs_f64() * 1e3
+    };
+    (at(0.50), at(0.95), at(0.99))
+}
+
+fn measure(label: &str, runs: usize, mut f: impl FnMut()) {
+    for _ in 0..runs.div_ceil(10) {
+        f(); // warm-up
+    }
+    let samples: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    let (p50, p95, p99) = percentiles(samples);
+    println!("{label:<44} n={runs:<4} p50 {p50:8.3} ms  p95 {p95:8.3} ms  p99 {p99:8.3} ms");
+}
+
+fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
+    let episodes: Vec<String> = (0..32).map(episode).collect();
+    let batch: Vec<&str> = episodes.iter().map(String::as_str).collect();
+    measure(
+        &format!("{}: one short query", e.name()),
+        query_runs,
+        || {
+            e.embed_one(QUERY)
+                .map(drop)
+                .unwrap_or_else(|err| panic!("{err}"));
+        },
+    );
+    measure(
+        &format!("{}: batch of 32 episodes", e.name()),
+        batch_runs,
+        || {
+            e.embed(&batch)
+                .map(drop)
+                .unwrap_or_else(|err| panic!("{err}"));
+        },
+    );
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let model_dir = args
+        .iter()
+        .position(|a| a == "--model-dir")
+        .and_then(|i| args.get(i + 1))
+        .map(PathBuf::from);
+    println!(
+        "threads available: {}",
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    );
+    let t = Instant::now();
+    match MiniLm::load_default(model_dir.as_deref()) {
+        Ok(m) => {
+            println!("MiniLM loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+            bench(&m, 300, 20);
+        }
+        Err(e) => println!("MiniLM skipped: {e}"),
+    }
+    bench(&HashEmbedder::new(), 2000, 200);
+}
