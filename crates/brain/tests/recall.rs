@@ -18,15 +18,25 @@ fn t(s: &str) -> DateTime<Utc> {
 /// Imports events (JSON lines without the subject line) and embeds them.
 fn subject_with(events: &[String]) -> (Store, Recaller) {
     let mut store = Store::open_in_memory().unwrap();
-    let mut text = String::from(r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells"}"#);
+    let mut text =
+        String::from(r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells"}"#);
     for e in events {
         text.push('\n');
         text.push_str(e);
     }
-    import_bytes(&mut store, "h.jsonl", text.as_bytes(), Path::new("."), &mut |_, _| {}).unwrap();
+    import_bytes(
+        &mut store,
+        "h.jsonl",
+        text.as_bytes(),
+        Path::new("."),
+        &mut |_, _| {},
+    )
+    .unwrap();
     let recaller = Recaller::new(Arc::new(HashEmbedder::new()));
     let subject = store.require_subject(&key()).unwrap();
-    recaller.embed_missing(&mut store, &subject, &mut |_, _| {}).unwrap();
+    recaller
+        .embed_missing(&mut store, &subject, &mut |_, _| {})
+        .unwrap();
     (store, recaller)
 }
 
@@ -35,7 +45,8 @@ fn key() -> SubjectKey {
 }
 
 fn learner(id: &str, at: DateTime<Utc>, text: &str) -> String {
-    serde_json::json!({"id": id, "type": "learner", "at": at.to_rfc3339(), "text": text}).to_string()
+    serde_json::json!({"id": id, "type": "learner", "at": at.to_rfc3339(), "text": text})
+        .to_string()
 }
 
 fn tutor(id: &str, at: DateTime<Utc>, text: &str) -> String {
@@ -44,31 +55,71 @@ fn tutor(id: &str, at: DateTime<Utc>, text: &str) -> String {
 
 fn ask(store: &Store, r: &Recaller, question: &str, at: DateTime<Utc>) -> RecallResult {
     let subject = store.require_subject(&key()).unwrap();
-    r.recall(store, &subject, &RecallQuery { question, at, tz: chrono_tz::UTC, limit: 10, exclude: None })
-        .unwrap()
+    r.recall(
+        store,
+        &subject,
+        &RecallQuery {
+            question,
+            at,
+            tz: chrono_tz::UTC,
+            limit: 10,
+            exclude: None,
+        },
+    )
+    .unwrap()
 }
 
 fn ids(r: &RecallResult) -> Vec<String> {
-    r.ranked.iter().filter_map(|m| m.episode.external_id.clone()).collect()
+    r.ranked
+        .iter()
+        .filter_map(|m| m.episode.external_id.clone())
+        .collect()
 }
 
 #[test]
 fn a_relevant_march_memory_beats_500_newer_irrelevant_ones() {
     let mut events = vec![
-        learner("march", t("2026-03-10T10:00:00Z"), "How does the sodium-potassium pump move ions?"),
-        tutor("march-a", t("2026-03-10T10:00:05Z"), "The sodium-potassium pump spends ATP to move three sodium ions out."),
+        learner(
+            "march",
+            t("2026-03-10T10:00:00Z"),
+            "How does the sodium-potassium pump move ions?",
+        ),
+        tutor(
+            "march-a",
+            t("2026-03-10T10:00:05Z"),
+            "The sodium-potassium pump spends ATP to move three sodium ions out.",
+        ),
     ];
     let start = t("2026-04-01T08:00:00Z");
     for i in 0..520 {
         let at = start + Duration::hours(3 * i);
-        events.push(learner(&format!("n{i}"), at, &format!("Let us review chapter {} exercise {} on fractions", i % 13, i)));
+        events.push(learner(
+            &format!("n{i}"),
+            at,
+            &format!(
+                "Let us review chapter {} exercise {} on fractions",
+                i % 13,
+                i
+            ),
+        ));
     }
     let (store, r) = subject_with(&events);
-    let res = ask(&store, &r, "Remind me how the sodium-potassium pump works", t("2026-09-20T10:00:00Z"));
+    let res = ask(
+        &store,
+        &r,
+        "Remind me how the sodium-potassium pump works",
+        t("2026-09-20T10:00:00Z"),
+    );
     assert_eq!(res.basis, "matched");
     let got = ids(&res);
-    assert!(got.contains(&"march".to_string()) && got.contains(&"march-a".to_string()), "{got:?}");
-    assert!(got.iter().all(|id| id.starts_with("march")), "non-matches must be gated out: {got:?}");
+    assert!(
+        got.contains(&"march".to_string()) && got.contains(&"march-a".to_string()),
+        "{got:?}"
+    );
+    assert!(
+        got.iter().all(|id| id.starts_with("march")),
+        "non-matches must be gated out: {got:?}"
+    );
 }
 
 #[test]
@@ -76,26 +127,59 @@ fn nine_identical_questions_come_back_once_with_their_count() {
     let mut events = Vec::new();
     let start = t("2026-03-01T09:00:00Z");
     for i in 0..9 {
-        events.push(learner(&format!("c{i}"), start + Duration::days(10 * i), "What is a cell?"));
-        events.push(learner(&format!("o{i}"), start + Duration::days(10 * i) + Duration::hours(1), &format!("Something else {i} about fractions")));
+        events.push(learner(
+            &format!("c{i}"),
+            start + Duration::days(10 * i),
+            "What is a cell?",
+        ));
+        events.push(learner(
+            &format!("o{i}"),
+            start + Duration::days(10 * i) + Duration::hours(1),
+            &format!("Something else {i} about fractions"),
+        ));
     }
     let (store, r) = subject_with(&events);
     let res = ask(&store, &r, "what is a cell", t("2026-07-01T09:00:00Z"));
-    let cells: Vec<_> = res.ranked.iter().filter(|m| m.episode.text == "What is a cell?").collect();
+    let cells: Vec<_> = res
+        .ranked
+        .iter()
+        .filter(|m| m.episode.text == "What is a cell?")
+        .collect();
     assert_eq!(cells.len(), 1, "collapsed into one");
     assert_eq!(cells[0].count, 9);
-    assert_eq!(cells[0].episode.external_id.as_deref(), Some("c8"), "the newest stands for the group");
+    assert_eq!(
+        cells[0].episode.external_id.as_deref(),
+        Some("c8"),
+        "the newest stands for the group"
+    );
 }
 
 fn year_of_work() -> (Store, Recaller) {
     let mut events = Vec::new();
-    for (month, topic) in [(3, "cell membrane"), (4, "osmosis"), (7, "eukaryotic cells"), (9, "mitochondria")] {
+    for (month, topic) in [
+        (3, "cell membrane"),
+        (4, "osmosis"),
+        (7, "eukaryotic cells"),
+        (9, "mitochondria"),
+    ] {
         let at = Utc.with_ymd_and_hms(2026, month, 12, 9, 0, 0).unwrap();
-        events.push(learner(&format!("m{month}"), at, &format!("Can we go over {topic} today?")));
-        events.push(tutor(&format!("m{month}-a"), at + Duration::seconds(5), &format!("Of course, {topic} it is.")));
+        events.push(learner(
+            &format!("m{month}"),
+            at,
+            &format!("Can we go over {topic} today?"),
+        ));
+        events.push(tutor(
+            &format!("m{month}-a"),
+            at + Duration::seconds(5),
+            &format!("Of course, {topic} it is."),
+        ));
     }
     // A September answer narrating July: not a July memory.
-    events.push(tutor("narration", t("2026-09-18T10:05:00Z"), "In July we covered eukaryotic cells and their nucleus."));
+    events.push(tutor(
+        "narration",
+        t("2026-09-18T10:05:00Z"),
+        "In July we covered eukaryotic cells and their nucleus.",
+    ));
     subject_with(&events)
 }
 
@@ -112,12 +196,19 @@ fn a_month_question_recalls_that_month_only_in_many_languages() {
         "ماذا درسنا في يوليو؟",
     ] {
         let res = ask(&store, &r, q, at);
-        let w = res.window.as_ref().unwrap_or_else(|| panic!("{q}: no window"));
+        let w = res
+            .window
+            .as_ref()
+            .unwrap_or_else(|| panic!("{q}: no window"));
         assert_eq!(w.label, "July 2026", "{q}");
         assert!(!w.empty, "{q}");
         let mut got = ids(&res);
         got.sort();
-        assert_eq!(got, ["m7", "m7-a"], "{q}: only July, and never the September narration");
+        assert_eq!(
+            got,
+            ["m7", "m7-a"],
+            "{q}: only July, and never the September narration"
+        );
     }
 }
 
@@ -134,16 +225,27 @@ fn an_empty_month_is_reported_empty_in_many_languages() {
         "ماذا درسنا في يونيو؟",
     ] {
         let res = ask(&store, &r, q, at);
-        let w = res.window.as_ref().unwrap_or_else(|| panic!("{q}: no window"));
+        let w = res
+            .window
+            .as_ref()
+            .unwrap_or_else(|| panic!("{q}: no window"));
         assert!(w.empty, "{q}: {w:?}");
-        assert!(res.ranked.is_empty(), "{q}: nothing from outside the window may stand in for it");
+        assert!(
+            res.ranked.is_empty(),
+            "{q}: nothing from outside the window may stand in for it"
+        );
     }
 }
 
 #[test]
 fn a_topic_inside_a_month_is_gated_within_the_month() {
     let (store, r) = year_of_work();
-    let res = ask(&store, &r, "What did we say about osmosis in April?", t("2026-11-29T10:00:00Z"));
+    let res = ask(
+        &store,
+        &r,
+        "What did we say about osmosis in April?",
+        t("2026-11-29T10:00:00Z"),
+    );
     assert_eq!(res.basis, "matched");
     let mut got = ids(&res);
     got.sort();

@@ -65,6 +65,12 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
 
     let key = SubjectKey::parse(&report.subject)?;
     let subject = store.require_subject(&key)?;
+    let recaller = crate::recaller(embedder, model_dir)?;
+    let embedded = crate::embed_with_progress(&recaller, &mut store, &subject)?;
+    println!(
+        "{embedded} episodes embedded with {}",
+        recaller.embedder().name()
+    );
     println!("\n== The episode log of {key} (append-only, hash-chained)");
     crate::print_log(&store.episodes(&subject, 1, usize::MAX)?);
 
@@ -84,6 +90,26 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
             &v.sha256[..12],
             v.added_at.format("%Y-%m-%d")
         );
+    }
+
+    // The turns the demo asks, at a fixed instant so every run shows the same.
+    let at =
+        chrono::DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z")?.with_timezone(&chrono::Utc);
+    for question in [
+        "How does osmosis work again?",
+        "What did we cover in July?",
+        "¿Qué vimos en mayo?",
+        "what is a cell",
+    ] {
+        println!("\n== Recall at {} for: {question}", at.format("%Y-%m-%d"));
+        let query = tm_brain::recall::RecallQuery {
+            question,
+            at,
+            tz: chrono_tz::UTC,
+            limit: 6,
+            exclude: None,
+        };
+        crate::print_recall(&recaller.recall(&store, &subject, &query)?, chrono_tz::UTC);
     }
 
     println!("\n== Verifying the chain");

@@ -41,7 +41,10 @@ fn sigkill_during_import_leaves_none_or_all() {
     )
     .unwrap();
     let bin = env!("CARGO_BIN_EXE_tutor-memory");
+
     let ok = Command::new(bin)
+        // The hashing embedder: this test is about the import transaction, not the model.
+        .env("TUTOR_MEMORY_EMBEDDER", "hash")
         .arg("--db")
         .arg(&db)
         .arg("import")
@@ -63,6 +66,8 @@ fn sigkill_during_import_leaves_none_or_all() {
         let wal = dir.path().join("k.db-wal");
         let wal_before = std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0);
         let mut child = Command::new(bin)
+            // The hashing embedder: this test is about the import transaction, not the model.
+            .env("TUTOR_MEMORY_EMBEDDER", "hash")
             .arg("--db")
             .arg(&db)
             .arg("import")

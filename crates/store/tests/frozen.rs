@@ -7,15 +7,24 @@ use tm_store::{ChainState, Store};
 fn frozen_schema_v1_opens_migrates_and_verifies() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("v1.db");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema-v1.db"), &path).unwrap();
+    std::fs::copy(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/schema-v1.db"),
+        &path,
+    )
+    .unwrap();
     let store = Store::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), 2);
-    let subject = store.require_subject(&SubjectKey::parse("ana/cell-biology").unwrap()).unwrap();
+    let subject = store
+        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
+        .unwrap();
     let report = store.verify_subject(&subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
     assert_eq!(report.verified, 46);
     // The head hash written by schema v1's code: the canonical encoding is unchanged.
-    assert_eq!(report.head_hash, "9052eec22e3a2a50d21dc44cb9089a4a1f2d0e8b758b9960c3a419e200cfd8c6");
+    assert_eq!(
+        report.head_hash,
+        "9052eec22e3a2a50d21dc44cb9089a4a1f2d0e8b758b9960c3a419e200cfd8c6"
+    );
     // The migration backfilled the full-text index for the old episodes.
     let hits = store.fts_hits(&subject, "\"osmosis\"", 50).unwrap();
     assert!(hits.len() >= 4, "{hits:?}");
