@@ -17,7 +17,7 @@ fn episode(i: usize) -> NewEpisode {
     let mut data = serde_json::Map::new();
     data.insert("n".into(), (i as i64).into());
     NewEpisode {
-        kind: if i % 3 == 0 {
+        kind: if i.is_multiple_of(3) {
             Kind::Check
         } else {
             Kind::Question
@@ -27,7 +27,7 @@ fn episode(i: usize) -> NewEpisode {
         summary: format!("question {i}"),
         text: format!("What is organelle number {i}?"),
         concepts: vec![format!("organelle {}", i % 4)],
-        evidence: if i % 5 == 0 {
+        evidence: if i.is_multiple_of(5) {
             vec![Evidence {
                 file: "cells.md".into(),
                 version: 1,
@@ -38,7 +38,7 @@ fn episode(i: usize) -> NewEpisode {
             vec![]
         },
         data,
-        external_id: (i % 2 == 0).then(|| format!("e{i}")),
+        external_id: i.is_multiple_of(2).then(|| format!("e{i}")),
         import_key: None,
     }
 }
