@@ -86,6 +86,9 @@ pub enum Error {
     /// The current belief passed in is about another subject than the check.
     #[error("belief is about {belief:?} but the check is about {check:?}")]
     SubjectMismatch { belief: String, check: String },
+    /// A decay factor outside [0, 1] or not a number: a configuration error.
+    #[error("decay factor {factor} is not in [0, 1]")]
+    BadDecayFactor { factor: f64 },
     /// A stored posterior that no rule could have produced (negative, zero or not finite).
     #[error("belief {id:?} has an impossible posterior Beta({alpha}, {beta})")]
     BadPosterior {
@@ -205,6 +208,10 @@ impl RecordedCheck {
 
 /// What a routed check is about: (subject key, display name, unmapped), or
 /// `None` for evidence only. The store looks the current belief up by this key.
+///
+/// An unmapped topic and a concept of the same name share a key on purpose:
+/// when "osmosis" joins the map, the next check continues the topic's belief
+/// (same posterior, same support) and the new row is no longer marked unmapped.
 pub fn subject_of(routing: &Routing) -> Option<(String, String, bool)> {
     match routing {
         Routing::Concept { name, .. } => Some((canonical_key(name), name.clone(), false)),
@@ -308,8 +315,10 @@ pub fn decay(
     if current.claim == Claim::Retired || at - current.created_at < Duration::days(days_untouched) {
         return Ok(None);
     }
+    if !(0.0..=1.0).contains(&factor) {
+        return Err(Error::BadDecayFactor { factor });
+    }
     let (alpha, beta) = posterior(current)?;
-    let factor = factor.clamp(0.0, 1.0);
     let new_alpha = alpha * factor;
     let new_beta = beta + alpha * (1.0 - factor);
     let confidence = new_alpha / (new_alpha + new_beta);
@@ -393,7 +402,7 @@ pub struct CheckCounts {
     /// Routed to a concept of the map.
     pub linked: usize,
     pub evidence_only: usize,
-    /// Beliefs held on short topics outside the map.
+    /// Routed to a short topic outside the map (a belief marked unmapped).
     pub unmapped: usize,
 }
 
@@ -475,7 +484,9 @@ pub fn honest_sentence(c: &CheckCounts) -> Option<String> {
 const HISTORY_EPISODES: usize = 10;
 
 /// The chain of one subject as lines, oldest first (by id; rows without an
-/// id keep their order after those with one):
+/// id keep their order after those with one). The date is the instant the row
+/// reflects: for a re-derived row, its last check, so it may read earlier than
+/// the "retired" line before it.
 /// `2026-03-02 struggles with osmosis (0.33) — check 2026-03-02 wrong [episodes 12]`.
 pub fn render_history(rows: &[BeliefRow]) -> Vec<String> {
     let mut ordered: Vec<&BeliefRow> = rows.iter().collect();

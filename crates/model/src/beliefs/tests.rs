@@ -427,3 +427,138 @@ proptest! {
         prop_assert!(!b.flagged, "a check always clears the flag");
     }
 }
+
+#[test]
+fn concept_names_in_every_language_are_not_utterances() {
+    // Short topics a learner's check is really about: none may be mistaken for
+    // something said, or its belief would be lost as "evidence only".
+    let names = [
+        "cell membrane",
+        "arithmetic mean",
+        "T cells",
+        "SI units",
+        "right angle",
+        "membrana celular",
+        "el ciclo del agua",
+        "die Zellmembran",
+        "das Herz",
+        "il ciclo di Krebs",
+        "i mitocondri",
+        "membran sel",
+        "la membrane cellulaire",
+        "la vitesse du son",
+        "fotossíntese e respiração",
+        "ciclo do carbono",
+        "no núcleo",
+        "um processo",
+        "a membrana celular",
+        "غشاء الخلية",
+        "الدالة الخطية",
+    ];
+    for name in names {
+        assert!(!reads_as_utterance(name), "{name:?} reads as an utterance");
+        assert_eq!(
+            route_check(name, None, &[]),
+            Routing::UnmappedTopic { topic: name.into() },
+            "{name:?}"
+        );
+    }
+}
+
+#[test]
+fn every_language_has_an_utterance_list_of_40_to_120_entries() {
+    let files = [
+        include_str!("../../data/utterance/en.txt"),
+        include_str!("../../data/utterance/es.txt"),
+        include_str!("../../data/utterance/de.txt"),
+        include_str!("../../data/utterance/it.txt"),
+        include_str!("../../data/utterance/id.txt"),
+        include_str!("../../data/utterance/fr.txt"),
+        include_str!("../../data/utterance/pt.txt"),
+        include_str!("../../data/utterance/ar.txt"),
+    ];
+    assert_eq!(files.len(), crate::lang::LANGS.len());
+    for (lang, file) in crate::lang::LANGS.iter().zip(files) {
+        let n = crate::lang::entries(file).count();
+        assert!((40..=120).contains(&n), "{lang}: {n} entries");
+        for e in crate::lang::entries(file) {
+            assert!(
+                !canonical_key(e).is_empty(),
+                "{lang}: {e:?} folds to nothing"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_alias_routes_to_its_concept_in_the_map() {
+    use crate::map::{ConceptMap, ExtractedConcept};
+    let mut map = ConceptMap::new();
+    map.merge_file(
+        "bio.md",
+        Some(1),
+        &[ExtractedConcept {
+            name: "Mitochondrion".into(),
+            gist: "Where respiration happens.".into(),
+            aliases: vec!["mitochondria".into()],
+            ..Default::default()
+        }],
+        &|_: &str, _: &str| 0.0,
+        0.86,
+    );
+    assert_eq!(
+        route_in_map("Mitochondria", None, &map),
+        Routing::Concept {
+            name: "Mitochondrion".into(),
+            via: Via::Topic
+        }
+    );
+    assert_eq!(
+        route_in_map(
+            "what did we do today?",
+            Some("Right: the mitochondria make ATP."),
+            &map
+        ),
+        Routing::Concept {
+            name: "Mitochondrion".into(),
+            via: Via::Evaluation
+        }
+    );
+}
+
+#[test]
+fn a_topic_belief_continues_when_its_concept_joins_the_map() {
+    let topic = RecordedCheck {
+        episode_id: 1,
+        at: day(2026, 1, 1),
+        verdict: Verdict::Wrong,
+        topic: "Krebs cycle".into(),
+        evaluation: None,
+    };
+    let first = apply_check(None, &topic.fact(CONCEPTS)).unwrap().unwrap();
+    assert!(first.unmapped);
+    let later = RecordedCheck {
+        episode_id: 2,
+        at: day(2026, 1, 5),
+        verdict: Verdict::Right,
+        topic: "krebs cycle".into(),
+        evaluation: None,
+    };
+    let next = apply_check(Some(&first), &later.fact(&["Krebs cycle"]))
+        .unwrap()
+        .unwrap();
+    assert!(!next.unmapped);
+    assert_eq!(next.concept.as_deref(), Some("Krebs cycle"));
+    assert_eq!(next.support, vec![1, 2]);
+}
+
+#[test]
+fn a_decay_factor_outside_the_unit_interval_is_refused() {
+    let rows = apply_all(&[check(1, day(2026, 1, 1), Verdict::Right, "osmosis")]);
+    for factor in [f64::NAN, 1.5, -0.1] {
+        assert!(matches!(
+            decay(&rows[0], day(2026, 6, 1), DECAY_AFTER_DAYS, factor),
+            Err(Error::BadDecayFactor { .. })
+        ));
+    }
+}
