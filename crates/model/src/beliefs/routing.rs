@@ -8,8 +8,10 @@
 //! 1. the topic's canonical key equals a concept's name or alias → that concept;
 //! 2. when the topic reads as a sentence (more than [`SENTENCE_WORDS`] words,
 //!    sentence punctuation, or an utterance word), the tutor's evaluation text
-//!    is searched for concept names occurring as whole words; the longest name
-//!    wins ("cell membrane" over "cell"); nothing fuzzy;
+//!    is searched for concept names occurring as whole words, leftmost-longest
+//!    ("cell membrane" over "cell"; of two separate names, the first named);
+//!    nothing fuzzy. A short topic that is not an utterance is a name, so it
+//!    never goes through the evaluation;
 //! 3. otherwise a short phrase that is not an utterance and has at least one
 //!    content word becomes an unmapped topic, marked so;
 //! 4. everything else is evidence only: recorded, counted, never a belief.
@@ -181,18 +183,30 @@ pub fn concept_names(map: &ConceptMap) -> Vec<String> {
         .collect()
 }
 
-/// The longest concept name occurring in `text` as whole words (after folding).
+/// The concept named in `text` as whole words (after folding), leftmost-longest:
+/// of names starting at the same word the longest wins ("cell membrane" over
+/// "cell"), and of separate names the first named wins, because a tutor's
+/// evaluation leads with what was checked ("Correct: osmosis moves water,
+/// unlike diffusion"). Ties keep list order.
 fn named_in<'a>(text: &str, concepts: &[&'a str]) -> Option<&'a str> {
-    let padded = format!(" {} ", canonical_key(text));
-    concepts
-        .iter()
-        .filter_map(|c| {
-            let key = canonical_key(c);
-            (!key.is_empty() && padded.contains(&format!(" {key} "))).then_some((key, *c))
-        })
-        // Longest key first; ties broken by list order (min_by_key keeps the first).
-        .min_by_key(|(key, _)| std::cmp::Reverse(key.chars().count()))
-        .map(|(_, c)| c)
+    let folded = canonical_key(text);
+    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    let mut best: Option<(usize, std::cmp::Reverse<usize>, &'a str)> = None;
+    for &concept in concepts {
+        let key = canonical_key(concept);
+        let name: Vec<&str> = key.split(' ').filter(|w| !w.is_empty()).collect();
+        if name.is_empty() || name.len() > words.len() {
+            continue;
+        }
+        let Some(start) = words.windows(name.len()).position(|w| w == name.as_slice()) else {
+            continue;
+        };
+        let rank = (start, std::cmp::Reverse(name.len()), concept);
+        if best.is_none_or(|b| (rank.0, rank.1) < (b.0, b.1)) {
+            best = Some(rank);
+        }
+    }
+    best.map(|(_, _, c)| c)
 }
 
 fn evidence(reason: &str) -> Routing {

@@ -94,6 +94,30 @@ fn a_sentence_topic_routes_through_the_evaluation() {
             via: Via::Evaluation
         }
     );
+    // Of two separate names, the first named: the evaluation leads with what was checked.
+    let r = route_check(
+        "can you check what I said",
+        Some("Correct: osmosis moves water, unlike diffusion"),
+        CONCEPTS,
+    );
+    assert_eq!(
+        r,
+        Routing::Concept {
+            name: "Osmosis".into(),
+            via: Via::Evaluation
+        }
+    );
+    // A short noun phrase is a name: it never borrows the evaluation's concept.
+    assert_eq!(
+        route_check(
+            "water movement",
+            Some("Correct: osmosis moves water"),
+            CONCEPTS
+        ),
+        Routing::UnmappedTopic {
+            topic: "water movement".into()
+        }
+    );
     // "cells" is not "Cell": no fuzzy match, so it stays evidence.
     let r = route_check("what did I get wrong?", Some("Cells divide."), CONCEPTS);
     assert!(matches!(r, Routing::EvidenceOnly { .. }), "{r:?}");
