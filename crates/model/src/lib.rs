@@ -5,6 +5,7 @@
 //! This crate does no IO and knows no SQL, HTTP or CLI types: every function
 //! takes its inputs (including "now") as arguments and returns values.
 
+pub mod block;
 pub mod episodes;
 pub mod lang;
 pub mod map;
