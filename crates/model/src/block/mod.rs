@@ -316,11 +316,17 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
 
     // Offers in budget priority: beliefs, episodes, map.
     let mut offers: Vec<Offer> = Vec::new();
-    offers.extend(input.beliefs.iter().filter_map(belief_line).map(|line| Offer {
-        part: Part::Beliefs,
-        line,
-        episode: None,
-    }));
+    offers.extend(
+        input
+            .beliefs
+            .iter()
+            .filter_map(belief_line)
+            .map(|line| Offer {
+                part: Part::Beliefs,
+                line,
+                episode: None,
+            }),
+    );
     let mut dropped = input.beliefs.len() - offers.len();
     if window_empty {
         // Nothing may be presented as if it were inside an empty window.
@@ -340,6 +346,14 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
                 .iter()
                 .map(|l| neutralise(l))
                 .filter(|l| !l.is_empty())
+                // Every map line is a list item, never a line of the frame.
+                .map(|l| {
+                    if l.starts_with("- ") {
+                        l
+                    } else {
+                        format!("- {l}")
+                    }
+                })
                 .map(|line| Offer {
                     part: Part::Map,
                     line,
@@ -413,12 +427,16 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
     let mut order = Vec::new();
     for (i, o) in offers.iter().enumerate() {
         let slot = o.part as usize;
-        let mut cost = count_tokens(&o.line) + 1;
+        // A line costs its tokens with its own newline: o200k's pre-split
+        // ends a piece at a newline, so these costs add up to the real count
+        // (the recount below guards the rest).
+        let with_nl = |l: &str| count_tokens(&format!("{l}\n"));
+        let mut cost = with_nl(&o.line);
         if !header_paid[slot] {
             cost += match o.part {
-                Part::Beliefs => count_tokens(BELIEFS_HEADER) + 1,
-                Part::Episodes => count_tokens(EPISODES_HEADER) + 1,
-                Part::Map => map_header.as_deref().map_or(0, count_tokens) + 1,
+                Part::Beliefs => with_nl(BELIEFS_HEADER),
+                Part::Episodes => with_nl(EPISODES_HEADER),
+                Part::Map => map_header.as_deref().map_or(0, with_nl),
             };
         }
         if used + cost <= budget_tokens {
@@ -428,8 +446,7 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             order.push(i);
         }
     }
-    // The per-line sums are an estimate (BPE can merge across a join); the
-    // real count decides, removing the last-added lines until it fits.
+    // The real count decides, removing the last-added lines until it fits.
     let mut text = assemble(&taken);
     let mut tokens = count_tokens(&text);
     while tokens > budget_tokens {

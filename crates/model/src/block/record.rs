@@ -10,7 +10,7 @@ use std::sync::LazyLock;
 
 use crate::lang::{LANGS, canonical_key, entries};
 
-const FILES: [&str; 8] = [
+pub(crate) const FILES: [&str; 8] = [
     include_str!("../../data/record/en.txt"),
     include_str!("../../data/record/es.txt"),
     include_str!("../../data/record/de.txt"),

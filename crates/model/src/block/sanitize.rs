@@ -6,9 +6,10 @@
 //!    equals signs and similar compatibility forms become their plain letters.
 //! 2. Equals look-alikes that NFKC keeps (`꞊` U+A78A, `᐀` U+1400, `⹀` U+2E40,
 //!    `゠` U+30A0) become `=`.
-//! 3. Invisible format characters (soft hyphen, zero-width space/joiners,
-//!    word joiner, bidi controls and isolates, BOM, Arabic letter mark…) are
-//!    removed, so they cannot hide a phrase from step 6.
+//! 3. Invisible format characters (soft hyphen, zero-width joiners, word
+//!    joiner, bidi controls and isolates, BOM, Arabic letter mark…) are
+//!    removed, so they cannot hide a phrase from step 6; a zero-width space
+//!    counts as a space.
 //! 4. Every control character and line or paragraph separator (`\n`, `\r`,
 //!    `\t`, U+0085, U+2028, U+2029…) becomes a space; runs of whitespace fold
 //!    to one space; the ends are trimmed. The text is one line.
@@ -42,7 +43,7 @@ fn invisible(c: char) -> bool {
     matches!(c,
         '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
         | '\u{180B}'..='\u{180F}'
-        | '\u{200B}'..='\u{200F}'
+        | '\u{200C}'..='\u{200F}'
         | '\u{202A}'..='\u{202E}'
         | '\u{2060}'..='\u{206F}'
         | '\u{3164}' | '\u{FE00}'..='\u{FE0F}' | '\u{FEFF}' | '\u{FFA0}'
@@ -64,7 +65,8 @@ pub fn neutralise(text: &str) -> String {
             continue;
         }
         let c = if equals_like(c) { '=' } else { c };
-        if c.is_whitespace() || c.is_control() {
+        // A zero-width space separates words as a space does.
+        if c.is_whitespace() || c.is_control() || c == '\u{200B}' {
             space = true;
             continue;
         }
