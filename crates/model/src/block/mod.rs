@@ -136,25 +136,20 @@ pub struct MapSection {
 }
 
 impl MapSection {
-    /// The map's lines in teaching order, each layer by centrality (highest
-    /// first, then name), with the honest percentage of [`crate::map::header`].
+    /// The map's lines in teaching order (prerequisites first, each layer
+    /// already by centrality, see [`teaching_order`]), with the honest
+    /// percentage of [`crate::map::header`].
     pub fn from_map(map: &ConceptMap) -> MapSection {
         let n = map.len();
         let explained = map.nodes().iter().filter(|x| x.explained()).count();
         let pct = (explained * 100 + n / 2).checked_div(n).unwrap_or(0);
-        let mut lines = Vec::with_capacity(n);
-        for layer in teaching_order(map).layers {
-            let mut nodes: Vec<_> = layer
-                .iter()
-                .filter_map(|k| map.nodes().iter().find(|x| &x.key == k))
-                .collect();
-            nodes.sort_by(|a, b| {
-                b.centrality
-                    .total_cmp(&a.centrality)
-                    .then_with(|| a.name.cmp(&b.name))
-            });
-            lines.extend(nodes.into_iter().map(|x| render_line(map, x)));
-        }
+        let lines = teaching_order(map)
+            .layers
+            .iter()
+            .flatten()
+            .filter_map(|k| map.nodes().iter().find(|x| &x.key == k))
+            .map(|x| render_line(map, x))
+            .collect();
         MapSection {
             concept_count: n,
             explained_pct: u32::try_from(pct).unwrap_or(100),
@@ -180,7 +175,9 @@ pub struct BlockInput {
     pub at: DateTime<Utc>,
     /// Most important first.
     pub beliefs: Vec<BeliefLine>,
-    /// Most relevant first; printed oldest first.
+    /// Most relevant first; printed oldest first. With a non-empty window
+    /// the caller passes only episodes inside it: the block prints what it
+    /// is given under the window's question.
     pub episodes: Vec<EpisodeLine>,
     pub map: Option<MapSection>,
     /// The question's window: its [`Window::describe`](crate::window::Window::describe)
@@ -189,7 +186,8 @@ pub struct BlockInput {
     pub window: Option<(String, bool)>,
     /// The honest sentence about checks linked to no concept, when there are any.
     pub honest_checks: Option<String>,
-    /// The usage note after `HOW TO USE THIS:`; empty means [`DEFAULT_HOW_TO_USE`].
+    /// The usage note printed after the `HOW TO USE THIS:` label (the label
+    /// itself is ours, do not include it); empty means [`DEFAULT_HOW_TO_USE`].
     pub how_to_use: String,
     /// The learner's time zone.
     pub tz: Tz,
@@ -229,7 +227,9 @@ fn kind_label(kind: &str) -> String {
         Some(Kind::Quiz) => "quiz".into(),
         Some(Kind::File) => "file".into(),
         Some(Kind::Consolidation) => "digest".into(),
-        None => neutralise(kind),
+        None => Some(neutralise(kind))
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| "note".into()),
     }
 }
 
@@ -421,12 +421,18 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             dropped_lines: dropped + offers.len(),
         };
     }
-    // Greedy by priority; a line that does not fit is skipped, and a later,
-    // shorter one may still fit.
+    // Greedy by priority. A belief or episode that does not fit is skipped
+    // and a later, shorter one may still fit; the map stops at its first
+    // misfit, so it keeps a prefix of its teaching order and never shows a
+    // concept without the prerequisites listed before it.
     let mut header_paid = [false; 3];
     let mut order = Vec::new();
+    let mut map_full = false;
     for (i, o) in offers.iter().enumerate() {
         let slot = o.part as usize;
+        if o.part == Part::Map && map_full {
+            continue;
+        }
         // A line costs its tokens with its own newline: o200k's pre-split
         // ends a piece at a newline, so these costs add up to the real count
         // (the recount below guards the rest).
@@ -444,6 +450,8 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             header_paid[slot] = true;
             taken[i] = true;
             order.push(i);
+        } else if o.part == Part::Map {
+            map_full = true;
         }
     }
     // The real count decides, removing the last-added lines until it fits.

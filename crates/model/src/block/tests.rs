@@ -475,8 +475,14 @@ fn beliefs_win_a_tight_budget_and_the_map_is_trimmed_from_its_end() {
     assert!(r.text.contains("- understands eukaryotic cells (0.72)"));
     assert_eq!(r.dropped_lines, 4 + 3);
     // Every budget: the map keeps a prefix of its list.
-    let lines = map().lines;
-    for budget in (frame..frame + 300).step_by(7) {
+    // A long second line: the map must not skip it to show the third.
+    let mut i = i;
+    i.map.as_mut().unwrap().lines[1] = format!(
+        "- Cytoplasm: {}",
+        "the fluid inside the cell ".repeat(6).trim_end()
+    );
+    let lines = i.map.clone().unwrap().lines;
+    for budget in (frame..frame + 300).step_by(3) {
         let r = render(&i, budget);
         let kept: Vec<&String> = lines
             .iter()
@@ -658,4 +664,43 @@ proptest! {
             prop_assert!(r.included_episode_ids.is_empty());
         }
     }
+}
+
+#[test]
+fn map_section_reads_like_the_map_module() {
+    use crate::map::{ExtractedConcept, header, render_map};
+    let c = |name: &str, gist: &str, builds_on: &[&str]| ExtractedConcept {
+        name: name.into(),
+        gist: gist.into(),
+        definition: gist.into(),
+        builds_on: builds_on.iter().map(|s| s.to_string()).collect(),
+        pages: vec![1],
+        ..Default::default()
+    };
+    let mut m = ConceptMap::new();
+    m.merge_file(
+        "bio.md",
+        None,
+        &[
+            c(
+                "Mitochondria",
+                "Organelles that release energy.",
+                &["Cytoplasm"],
+            ),
+            c("Cytoplasm", "The fluid that fills the cell.", &["Cell"]),
+            c("Cell", "", &[]),
+        ],
+        &|_: &str, _: &str| 0.0,
+        0.86,
+    );
+    let section = MapSection::from_map(&m);
+    let mut expected = vec![header(&m)];
+    expected.extend(section.lines.iter().cloned());
+    assert_eq!(expected.join("\n"), render_map(&m));
+    assert_eq!(section.header(), header(&m));
+    assert!(
+        section.lines[0].starts_with("- Cell:"),
+        "{:?}",
+        section.lines
+    );
 }
