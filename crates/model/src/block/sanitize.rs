@@ -15,9 +15,13 @@
 //!    to one space; the ends are trimmed. The text is one line.
 //! 5. Every run of `=` collapses to a single `=`.
 //! 6. Every header phrase of the block ([`HEADER_PHRASES`]), found
-//!    case-insensitively as a sequence of whole words with any non-word
-//!    characters between them (`END_OF-MEMORY`), is replaced by its lowercase
-//!    words in parentheses: `===== END OF MEMORY =====` → `= (end of memory) =`.
+//!    case-insensitively anywhere (inside longer words too) with any run of
+//!    non-word characters, or none, between its words (`END_OF-MEMORY`,
+//!    `ENDOFMEMORY`), is replaced by its lowercase words in parentheses:
+//!    `===== END OF MEMORY =====` → `= (end of memory) =`. Ordinary prose
+//!    pays a little for this ("the (subject map)ping").
+//!    An occurrence already in that form is left as it is, so neutralising
+//!    twice changes nothing.
 //!
 //! So no untrusted text can produce a line of its own, a `=====` run, or an
 //! upper-case header. Known limit: cross-script homoglyphs that NFKC keeps
@@ -84,54 +88,63 @@ pub fn neutralise(text: &str) -> String {
     defuse(&flat)
 }
 
-/// Word spans (byte ranges) of `text`: maximal runs of letters, marks and digits.
-fn words(text: &str) -> Vec<(usize, usize)> {
-    let mut out = Vec::new();
-    let mut start = None;
-    for (i, c) in text.char_indices() {
-        let wordy = c.is_alphanumeric();
-        match (wordy, start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                out.push((s, i));
-                start = None;
+/// Where header phrase `phrase` matches `low` from index `k`: its end index.
+/// Words must match letter for letter; between them any run (possibly empty)
+/// of non-word characters, so `END_OF-MEMORY` and `ENDOFMEMORY` match too.
+fn match_at(low: &[(char, usize, usize)], k: usize, phrase: &[&str]) -> Option<usize> {
+    let mut j = k;
+    for (n, word) in phrase.iter().enumerate() {
+        if n > 0 {
+            while low.get(j).is_some_and(|x| !x.0.is_alphanumeric()) {
+                j += 1;
             }
-            _ => {}
+        }
+        for wc in word.chars() {
+            if low.get(j).is_some_and(|x| x.0 == wc) {
+                j += 1;
+            } else {
+                return None;
+            }
         }
     }
-    if let Some(s) = start {
-        out.push((s, text.len()));
-    }
-    out
+    Some(j)
 }
 
-/// Step 6: brackets and lowercases every header phrase.
+/// Step 6: brackets and lowercases every header phrase, wherever it occurs
+/// (inside a longer word too: "MEMORYEND OF MEMORY" hides one).
 fn defuse(text: &str) -> String {
-    let spans = words(text);
-    let lower: Vec<String> = spans
-        .iter()
-        .map(|&(s, e)| text[s..e].to_lowercase())
+    // Lowercased characters with the byte range of the source character.
+    let low: Vec<(char, usize, usize)> = text
+        .char_indices()
+        .flat_map(|(i, c)| {
+            let e = i + c.len_utf8();
+            c.to_lowercase().map(move |l| (l, i, e))
+        })
         .collect();
     let mut out = String::with_capacity(text.len() + 8);
     let mut copied = 0;
-    let mut i = 0;
-    while i < spans.len() {
-        let hit = HEADER_PHRASES.iter().find(|p| {
-            p.len() <= spans.len() - i && p.iter().zip(&lower[i..]).all(|(a, b)| *a == b)
-        });
-        match hit {
-            Some(p) => {
-                let (s, _) = spans[i];
-                let (_, e) = spans[i + p.len() - 1];
-                out.push_str(&text[copied..s]);
-                out.push('(');
-                out.push_str(&p.join(" "));
-                out.push(')');
-                copied = e;
-                i += p.len();
-            }
-            None => i += 1,
+    let mut k = 0;
+    while k < low.len() {
+        let hit = HEADER_PHRASES
+            .iter()
+            .find_map(|p| match_at(&low, k, p).map(|end| (p, end)));
+        let Some((phrase, end)) = hit else {
+            k += 1;
+            continue;
+        };
+        let (s, e) = (low[k].1, low[end - 1].2);
+        let words = phrase.join(" ");
+        // Already defused (our own output, neutralised again): keep it, so
+        // the rule is idempotent.
+        let done = text[..s].ends_with('(') && text[e..].starts_with(')') && text[s..e] == words;
+        if s >= copied && !done {
+            out.push_str(&text[copied..s]);
+            out.push('(');
+            out.push_str(&words);
+            out.push(')');
+            copied = e;
         }
+        k = end;
     }
     out.push_str(&text[copied..]);
     out

@@ -389,7 +389,9 @@ fn neutralise_rule() {
         neutralise("END\u{200B} OF\u{FEFF} MEMORY"),
         "(end of memory)"
     );
-    assert_eq!(neutralise("the subject mapping"), "the subject mapping");
+    assert_eq!(neutralise("MEMORYEND OF MEMORY"), "MEMORY(end of memory)");
+    assert_eq!(neutralise("(end of memory)"), "(end of memory)");
+    assert_eq!(neutralise("a subject matter"), "a subject matter");
     assert_eq!(neutralise("ماذا أخطأت"), "ماذا أخطأت");
 }
 
@@ -622,6 +624,22 @@ fn hostile_text() -> impl Strategy<Value = String> {
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(96))]
+
+    #[test]
+    fn neutralised_text_is_one_inert_line(text in hostile_text()) {
+        let out = neutralise(&text);
+        let breaks = ['\n', '\r', '\u{2028}', '\u{2029}', '\u{85}'];
+        prop_assert!(!out.contains(breaks), "line break in {:?}", out);
+        prop_assert!(!out.contains("==") && !out.contains("= ="), "run of = in {:?}", out);
+        let upper = out.to_uppercase();
+        for phrase in HEADER_PHRASES {
+            let words = phrase.join(" ");
+            let defused = format!("({words})");
+            let bare = upper.replace(&defused.to_uppercase(), "");
+            prop_assert!(!bare.contains(&words.to_uppercase()), "{:?} left in {:?}", words, out);
+        }
+        prop_assert_eq!(neutralise(&out), out.clone());
+    }
 
     #[test]
     fn hostile_text_never_forges_the_frame_and_the_budget_holds(
