@@ -6,6 +6,7 @@
 //! takes its inputs (including "now") as arguments and returns values.
 
 pub mod beliefs;
+pub mod block;
 pub mod episodes;
 pub mod lang;
 pub mod map;

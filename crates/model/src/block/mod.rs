@@ -1,0 +1,479 @@
+//! What does the tutor's prompt receive on one turn, and how does it fit a
+//! token budget? (SPEC §6, §8's citation label, FORMATS "Block as JSON".)
+//!
+//! This module is the pure renderer and budgeter: the orchestration gathers
+//! beliefs, recalled episodes and the map, then calls [`render`] with plain
+//! data ([`BlockInput`]) and a budget in tokens. It also answers whether a
+//! question is about the learner's own record ([`is_record_question`]),
+//! neutralises untrusted text ([`neutralise`]) and assembles the host prompt
+//! around the block ([`assemble_prompt`]).
+//!
+//! # Layout
+//! ```text
+//! ===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====
+//! THE STUDENT IS ASKING ABOUT THEIR OWN RECORD. …        (record mode only)
+//! SUBJECT MAP (…):  + lines                               (ordinary mode: first)
+//! WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (…):  + `- understands cytoplasm (0.72)`
+//! <honest check sentence, when given>
+//! <"There is no record of any work with this student in May 2026." when the window is empty>
+//! EARLIER WORK WITH THIS STUDENT (oldest first):  + `- 12 Jul · you were asked: …`
+//! SUBJECT MAP (…):  + lines                               (record mode: last)
+//! HOW TO USE THIS: …
+//! ===== END OF MEMORY =====
+//! ```
+//! A section with nothing in it is left out. Dates are the learner's (`tz`):
+//! day and abbreviated English month ("12 Jul"), with the year added when it
+//! is not the year of the turn in that zone ("12 Jul 2025").
+//!
+//! # Budget
+//! Tokens are counted with the o200k tokenizer (tiktoken-compatible,
+//! `tiktoken-rs`, BPE data embedded in the binary, built once). The frame
+//! (opener, record line, honest sentences, HOW TO USE THIS, closer) goes in
+//! first; if even the frame does not fit, the block is empty (`text` is "",
+//! `tokens` 0) — an empty memory slot is honest, a truncated frame is not.
+//! Then beliefs (cheap; they stand for many episodes), then episodes in the
+//! order given (most relevant first; printed oldest first), then map lines in
+//! the order given (so the map is trimmed from the end of its list). Whole
+//! lines only; a section header is paid for with its first line. The final
+//! text is counted again and lines are removed, last added first, until it
+//! fits, so `tokens <= budget` always holds.
+//!
+//! # Snapshot tests
+//! Whole blocks are snapshot-tested with `expect-test`; after an intended
+//! change to the format, update them with:
+//! `UPDATE_EXPECT=1 cargo test -p tm-model block::`
+
+mod prompt;
+mod record;
+mod sanitize;
+#[cfg(test)]
+mod tests;
+
+use std::sync::LazyLock;
+
+use chrono::{DateTime, Datelike, Utc};
+use chrono_tz::Tz;
+use tiktoken_rs::CoreBPE;
+
+use crate::episodes::{Kind, one_line};
+use crate::map::{ConceptMap, render_line, teaching_order};
+
+pub use prompt::{BRIDGING_NOTE, HostSections, assemble_prompt, says_nothing_recorded};
+pub use record::is_record_question;
+pub use sanitize::{HEADER_PHRASES, neutralise};
+
+/// The block's first line.
+pub const OPENER: &str = "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====";
+/// The block's last line.
+pub const CLOSER: &str = "===== END OF MEMORY =====";
+/// The first line after the opener when the learner asks about their own record.
+pub const RECORD_LINE: &str = "THE STUDENT IS ASKING ABOUT THEIR OWN RECORD. Answer from the beliefs and the earlier work listed here, say when each thing happened, and do not describe any work that is not listed.";
+/// Header of the beliefs section.
+pub const BELIEFS_HEADER: &str =
+    "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):";
+/// Header of the episodes section.
+pub const EPISODES_HEADER: &str = "EARLIER WORK WITH THIS STUDENT (oldest first):";
+/// The label before the usage note.
+pub const HOW_TO_USE_LABEL: &str = "HOW TO USE THIS:";
+/// The usage note when the self-model gives none.
+pub const DEFAULT_HOW_TO_USE: &str = "it is your own memory of past work with this student, not their material. When you rely on it, say when it happened (\"in July we…\"). Never claim a memory that is not listed here. Beliefs are estimates from checks, not grades; the subject map describes the material, not what the student knows.";
+/// The label carried by a recalled episode whose cited file changed (SPEC §8).
+pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replaced or removed]";
+/// Longest episode text printed, in characters; longer texts are cut at a
+/// word with an ellipsis so one long answer cannot eat the budget.
+pub const EPISODE_CHARS: usize = 280;
+
+/// Which order the block takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The map first: the question is about the material.
+    Ordinary,
+    /// The record line, beliefs and earlier work first, the map last.
+    Record,
+}
+
+impl Mode {
+    /// `ordinary` or `record`, as in FORMATS "Block as JSON".
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Ordinary => "ordinary",
+            Mode::Record => "record",
+        }
+    }
+}
+
+/// One belief, already phrased: `understands cytoplasm`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BeliefLine {
+    pub text: String,
+    /// 0–1; printed with two decimals, clamped.
+    pub confidence: f64,
+}
+
+/// One recalled episode (the representative of `count` identical ones).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EpisodeLine {
+    pub at: DateTime<Utc>,
+    /// An [`episodes::Kind`](crate::episodes::Kind) name; anything else is printed as its own label.
+    pub kind: String,
+    pub text: String,
+    pub count: usize,
+    /// The cited file has since been replaced or removed.
+    pub changed_citation: bool,
+    pub external_id: Option<String>,
+    pub id: i64,
+}
+
+/// The subject map as the block shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapSection {
+    pub concept_count: usize,
+    /// Share of concepts the files explain, whole percent.
+    pub explained_pct: u32,
+    /// Rendered concept lines, best first (teaching order, then centrality);
+    /// the budget trims from the end.
+    pub lines: Vec<String>,
+}
+
+impl MapSection {
+    /// The map's lines in teaching order (prerequisites first, each layer
+    /// already by centrality, see [`teaching_order`]), with the honest
+    /// percentage of [`crate::map::header`].
+    pub fn from_map(map: &ConceptMap) -> MapSection {
+        let n = map.len();
+        let explained = map.nodes().iter().filter(|x| x.explained()).count();
+        let pct = (explained * 100 + n / 2).checked_div(n).unwrap_or(0);
+        let lines = teaching_order(map)
+            .layers
+            .iter()
+            .flatten()
+            .filter_map(|k| map.nodes().iter().find(|x| &x.key == k))
+            .map(|x| render_line(map, x))
+            .collect();
+        MapSection {
+            concept_count: n,
+            explained_pct: u32::try_from(pct).unwrap_or(100),
+            lines,
+        }
+    }
+
+    fn header(&self) -> String {
+        let n = self.concept_count;
+        let noun = if n == 1 { "concept" } else { "concepts" };
+        format!(
+            "SUBJECT MAP ({n} {noun}; the files explain {}% of it, this is about the material, NOT the student's mastery):",
+            self.explained_pct.min(100)
+        )
+    }
+}
+
+/// Everything one block is made of, as plain data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockInput {
+    pub mode: Mode,
+    /// The turn's instant: decides whether a date needs its year.
+    pub at: DateTime<Utc>,
+    /// Most important first.
+    pub beliefs: Vec<BeliefLine>,
+    /// Most relevant first; printed oldest first. With a non-empty window
+    /// the caller passes only episodes inside it: the block prints what it
+    /// is given under the window's question.
+    pub episodes: Vec<EpisodeLine>,
+    pub map: Option<MapSection>,
+    /// The question's window: its [`Window::describe`](crate::window::Window::describe)
+    /// phrase and whether it held nothing. An empty window prints the
+    /// no-record sentence and no episode at all.
+    pub window: Option<(String, bool)>,
+    /// The honest sentence about checks linked to no concept, when there are any.
+    pub honest_checks: Option<String>,
+    /// The usage note printed after the `HOW TO USE THIS:` label (the label
+    /// itself is ours, do not include it); empty means [`DEFAULT_HOW_TO_USE`].
+    pub how_to_use: String,
+    /// The learner's time zone.
+    pub tz: Tz,
+}
+
+/// A rendered block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub text: String,
+    /// o200k tokens of `text`.
+    pub tokens: usize,
+    /// Ids of the episodes actually printed, in printed order.
+    pub included_episode_ids: Vec<i64>,
+    /// Belief, episode and map lines given but not printed.
+    pub dropped_lines: usize,
+}
+
+static O200K: LazyLock<Option<CoreBPE>> = LazyLock::new(|| tiktoken_rs::o200k_base().ok());
+
+/// o200k tokens of `text`. Should the embedded tokenizer ever fail to load,
+/// the byte length stands in: every token covers at least one byte, so it
+/// over-counts and the budget still holds.
+pub fn count_tokens(text: &str) -> usize {
+    match O200K.as_ref() {
+        Some(bpe) => bpe.count_ordinary(text),
+        None => text.len(),
+    }
+}
+
+/// How a kind reads in `- 12 Jul · you were asked: …`.
+fn kind_label(kind: &str) -> String {
+    match Kind::parse(kind) {
+        Some(Kind::Question) => "you were asked".into(),
+        Some(Kind::Answer) => "you answered".into(),
+        Some(Kind::Taught) => "the student taught you".into(),
+        Some(Kind::Check) => "check".into(),
+        Some(Kind::Quiz) => "quiz".into(),
+        Some(Kind::File) => "file".into(),
+        Some(Kind::Consolidation) => "digest".into(),
+        None => Some(neutralise(kind))
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| "note".into()),
+    }
+}
+
+fn date_label(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
+    let local = at.with_timezone(&tz);
+    if local.year() == turn.with_timezone(&tz).year() {
+        local.format("%-d %b").to_string()
+    } else {
+        local.format("%-d %b %Y").to_string()
+    }
+}
+
+fn belief_line(b: &BeliefLine) -> Option<String> {
+    let text = neutralise(&b.text);
+    if text.is_empty() {
+        return None;
+    }
+    Some(if b.confidence.is_finite() {
+        format!("- {text} ({:.2})", b.confidence.clamp(0.0, 1.0))
+    } else {
+        format!("- {text} (confidence unknown)")
+    })
+}
+
+fn episode_line(e: &EpisodeLine, turn: DateTime<Utc>, tz: Tz) -> String {
+    let mut line = format!(
+        "- {} · {}: {}",
+        date_label(e.at, turn, tz),
+        kind_label(&e.kind),
+        one_line(&neutralise(&e.text), EPISODE_CHARS)
+    );
+    match e.count.saturating_sub(1) {
+        0 => {}
+        1 => line.push_str(" (and 1 more time like it)"),
+        n => line.push_str(&format!(" (and {n} more times like it)")),
+    }
+    if e.changed_citation {
+        line.push(' ');
+        line.push_str(CHANGED_NOTE);
+    }
+    line
+}
+
+/// Which section a content line belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Beliefs,
+    Episodes,
+    Map,
+}
+
+/// A content line offered to the budget, in priority order.
+struct Offer {
+    part: Part,
+    line: String,
+    /// For episodes: the id and the instant (for oldest-first printing).
+    episode: Option<(DateTime<Utc>, i64)>,
+}
+
+/// Renders the block for `input` within `budget_tokens` o200k tokens (see
+/// the module docs for layout and budget rules).
+pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
+    let record_line = (input.mode == Mode::Record).then(|| RECORD_LINE.to_string());
+    let honest = input
+        .honest_checks
+        .as_deref()
+        .map(neutralise)
+        .filter(|s| !s.is_empty());
+    let window_empty = matches!(input.window, Some((_, true)));
+    let no_record = match &input.window {
+        Some((describe, true)) => Some(format!(
+            "There is no record of any work with this student in {}.",
+            neutralise(describe)
+        )),
+        _ => None,
+    };
+    let how = neutralise(&input.how_to_use);
+    let how = if how.is_empty() {
+        DEFAULT_HOW_TO_USE.to_string()
+    } else {
+        how
+    };
+    let how_line = format!("{HOW_TO_USE_LABEL} {how}");
+
+    // Offers in budget priority: beliefs, episodes, map.
+    let mut offers: Vec<Offer> = Vec::new();
+    offers.extend(
+        input
+            .beliefs
+            .iter()
+            .filter_map(belief_line)
+            .map(|line| Offer {
+                part: Part::Beliefs,
+                line,
+                episode: None,
+            }),
+    );
+    let mut dropped = input.beliefs.len() - offers.len();
+    if window_empty {
+        // Nothing may be presented as if it were inside an empty window.
+        dropped += input.episodes.len();
+    } else {
+        offers.extend(input.episodes.iter().map(|e| Offer {
+            part: Part::Episodes,
+            line: episode_line(e, input.at, input.tz),
+            episode: Some((e.at, e.id)),
+        }));
+    }
+    let map_header = input.map.as_ref().map(MapSection::header);
+    if let Some(map) = &input.map {
+        let before = offers.len();
+        offers.extend(
+            map.lines
+                .iter()
+                .map(|l| neutralise(l))
+                .filter(|l| !l.is_empty())
+                // Every map line is a list item, never a line of the frame.
+                .map(|l| {
+                    if l.starts_with("- ") {
+                        l
+                    } else {
+                        format!("- {l}")
+                    }
+                })
+                .map(|line| Offer {
+                    part: Part::Map,
+                    line,
+                    episode: None,
+                }),
+        );
+        dropped += map.lines.len() - (offers.len() - before);
+    }
+
+    let assemble = |taken: &[bool]| -> String {
+        let pick = |part: Part| -> Vec<&Offer> {
+            offers
+                .iter()
+                .zip(taken)
+                .filter(|(o, t)| **t && o.part == part)
+                .map(|(o, _)| o)
+                .collect()
+        };
+        let mut lines: Vec<&str> = vec![OPENER];
+        if let Some(l) = &record_line {
+            lines.push(l);
+        }
+        let map_lines = pick(Part::Map);
+        let mut map_part: Vec<&str> = Vec::new();
+        if let (Some(h), false) = (&map_header, map_lines.is_empty()) {
+            map_part.push(h);
+            map_part.extend(map_lines.iter().map(|o| o.line.as_str()));
+        }
+        let beliefs = pick(Part::Beliefs);
+        let mut episodes = pick(Part::Episodes);
+        episodes.sort_by_key(|o| o.episode);
+        if input.mode == Mode::Ordinary {
+            lines.extend(&map_part);
+        }
+        if !beliefs.is_empty() {
+            lines.push(BELIEFS_HEADER);
+            lines.extend(beliefs.iter().map(|o| o.line.as_str()));
+        }
+        if let Some(h) = &honest {
+            lines.push(h);
+        }
+        if let Some(n) = &no_record {
+            lines.push(n);
+        }
+        if !episodes.is_empty() {
+            lines.push(EPISODES_HEADER);
+            lines.extend(episodes.iter().map(|o| o.line.as_str()));
+        }
+        if input.mode == Mode::Record {
+            lines.extend(&map_part);
+        }
+        lines.push(&how_line);
+        lines.push(CLOSER);
+        lines.join("\n")
+    };
+
+    let mut taken = vec![false; offers.len()];
+    let frame = assemble(&taken);
+    let mut used = count_tokens(&frame);
+    if used > budget_tokens {
+        return Rendered {
+            text: String::new(),
+            tokens: 0,
+            included_episode_ids: Vec::new(),
+            dropped_lines: dropped + offers.len(),
+        };
+    }
+    // Greedy by priority. A belief or episode that does not fit is skipped
+    // and a later, shorter one may still fit; the map stops at its first
+    // misfit, so it keeps a prefix of its teaching order and never shows a
+    // concept without the prerequisites listed before it.
+    let mut header_paid = [false; 3];
+    let mut order = Vec::new();
+    let mut map_full = false;
+    for (i, o) in offers.iter().enumerate() {
+        let slot = o.part as usize;
+        if o.part == Part::Map && map_full {
+            continue;
+        }
+        // A line costs its tokens with its own newline: o200k's pre-split
+        // ends a piece at a newline, so these costs add up to the real count
+        // (the recount below guards the rest).
+        let with_nl = |l: &str| count_tokens(&format!("{l}\n"));
+        let mut cost = with_nl(&o.line);
+        if !header_paid[slot] {
+            cost += match o.part {
+                Part::Beliefs => with_nl(BELIEFS_HEADER),
+                Part::Episodes => with_nl(EPISODES_HEADER),
+                Part::Map => map_header.as_deref().map_or(0, with_nl),
+            };
+        }
+        if used + cost <= budget_tokens {
+            used += cost;
+            header_paid[slot] = true;
+            taken[i] = true;
+            order.push(i);
+        } else if o.part == Part::Map {
+            map_full = true;
+        }
+    }
+    // The real count decides, removing the last-added lines until it fits.
+    let mut text = assemble(&taken);
+    let mut tokens = count_tokens(&text);
+    while tokens > budget_tokens {
+        let Some(i) = order.pop() else { break };
+        taken[i] = false;
+        text = assemble(&taken);
+        tokens = count_tokens(&text);
+    }
+    let mut printed: Vec<(DateTime<Utc>, i64)> = offers
+        .iter()
+        .zip(&taken)
+        .filter(|(_, t)| **t)
+        .filter_map(|(o, _)| o.episode)
+        .collect();
+    printed.sort();
+    Rendered {
+        text,
+        tokens,
+        included_episode_ids: printed.into_iter().map(|(_, id)| id).collect(),
+        dropped_lines: dropped + taken.iter().filter(|t| !**t).count(),
+    }
+}
