@@ -21,11 +21,31 @@ pub enum What {
         #[arg(long, default_value_t = 10_000)]
         batch: usize,
     },
+    /// Recall latency per subject size, with and without the question's embedding.
+    Recall {
+        /// Subject sizes (episodes), comma-separated.
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+        episodes: Vec<usize>,
+        /// Turns measured per size.
+        #[arg(long, default_value_t = 300)]
+        turns: usize,
+        /// The embedder (minilm, hash).
+        #[arg(long, default_value = "minilm")]
+        embedder: String,
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+    },
 }
 
 pub fn run(what: What) -> Result<ExitCode> {
     match what {
         What::Chain { episodes, batch } => chain(episodes, batch.max(1)),
+        What::Recall {
+            episodes,
+            turns,
+            embedder,
+            model_dir,
+        } => recall(&episodes, turns.max(1), &embedder, model_dir.as_deref()),
     }
 }
 
@@ -102,5 +122,257 @@ fn chain(n: usize, batch: usize) -> Result<ExitCode> {
         report.verified as f64 / verify.as_secs_f64(),
         report.state
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+const TOPICS: &[&str] = &[
+    "osmosis",
+    "diffusion",
+    "the cell membrane",
+    "mitochondria",
+    "the nucleus",
+    "ribosomes",
+    "cytoplasm",
+    "active transport",
+    "ATP",
+    "photosynthesis",
+    "chloroplasts",
+    "the Golgi apparatus",
+    "lysosomes",
+    "the endoplasmic reticulum",
+    "eukaryotic cells",
+    "prokaryotic cells",
+    "DNA replication",
+    "mitosis",
+    "meiosis",
+    "enzymes",
+    "proteins",
+    "amino acids",
+    "glucose",
+    "cellular respiration",
+    "the cell wall",
+    "vacuoles",
+    "the cytoskeleton",
+    "vesicles",
+    "endocytosis",
+    "exocytosis",
+    "concentration gradients",
+    "tonicity",
+    "hypertonic solutions",
+    "hypotonic solutions",
+    "linear equations",
+    "slope",
+    "the y-intercept",
+    "inequalities",
+    "fractions",
+    "percentages",
+    "ratios",
+    "functions",
+    "the distributive property",
+    "like terms",
+    "absolute value",
+    "graphing lines",
+    "parallel lines",
+    "perpendicular lines",
+    "systems of equations",
+    "exponents",
+];
+const PHRASINGS: &[&str] = &[
+    "Can we go over {t} today?",
+    "I still don't understand {t}.",
+    "What is the difference between {t} and {u}?",
+    "Why does {t} matter for {u}?",
+    "Could you give me an example of {t}?",
+    "I keep mixing up {t} with {u}.",
+    "Explain {t} again please, slowly.",
+    "Is {t} on the exam?",
+    "How does {t} work step by step?",
+    "What should I review before {t}?",
+];
+const ANSWERS: &[&str] = &[
+    "Of course. {T} is easiest to see next to {u}: start with what each one does.",
+    "Think of {t} as a process; {u} is what it acts on.",
+    "Here is an example of {t}, and how it differs from {u}.",
+];
+const QUESTIONS: &[&str] = &[
+    "How does osmosis work again?",
+    "What is the difference between mitochondria and ribosomes?",
+    "What did we cover in July?",
+    "What have I got wrong so far?",
+    "Can you remind me what we said about slope?",
+    "¿Qué vimos sobre la ósmosis?",
+    "Was haben wir im März gemacht?",
+    "Explain active transport and ATP",
+    "ماذا درسنا في يوليو؟",
+    "What is a cell?",
+];
+
+/// A deterministic stream of numbers (a 64-bit LCG): same seed, same subject.
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+fn fill(template: &str, t: &str, u: &str) -> String {
+    let cap: String = t
+        .chars()
+        .take(1)
+        .flat_map(char::to_uppercase)
+        .chain(t.chars().skip(1))
+        .collect();
+    template
+        .replace("{T}", &cap)
+        .replace("{t}", t)
+        .replace("{u}", u)
+}
+
+fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+fn recall(
+    sizes: &[usize],
+    turns: usize,
+    embedder: &str,
+    model_dir: Option<&std::path::Path>,
+) -> Result<ExitCode> {
+    use std::collections::HashMap;
+    let recaller = crate::recaller(embedder, model_dir)?;
+    println!("machine: {}", machine());
+    println!("embedder: {}", recaller.embedder().name());
+    println!(
+        "| episodes | turns | recall p50 | p95 | p99 | with embedding p50 | p95 | p99 | candidates (mean) |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|");
+    let mut vector_cache: HashMap<String, Vec<f32>> = HashMap::new();
+    for &n in sizes {
+        let dir = tempfile::tempdir()?;
+        let mut store = Store::open(dir.path().join("recall.db"))?;
+        let key = SubjectKey::parse("bench/recall")?;
+        let start = Utc
+            .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
+            .single()
+            .context("start")?;
+        let span_secs = 700 * 86_400i64;
+        let subject = store.write(|tx| tx.ensure_subject(&key, "bench", Some("en"), start))?;
+        let mut rng = Lcg(42);
+        let mut texts: Vec<(i64, String)> = Vec::with_capacity(n);
+        let mut i = 0;
+        while i < n {
+            let end = (i + 10_000).min(n);
+            let batch: Vec<NewEpisode> = (i..end)
+                .map(|j| {
+                    let t = TOPICS[rng.next(TOPICS.len())];
+                    let u = TOPICS[rng.next(TOPICS.len())];
+                    let (kind, text) = match j % 3 {
+                        0 | 1 => (
+                            Kind::Question,
+                            fill(PHRASINGS[rng.next(PHRASINGS.len())], t, u),
+                        ),
+                        _ => (Kind::Answer, fill(ANSWERS[rng.next(ANSWERS.len())], t, u)),
+                    };
+                    NewEpisode {
+                        kind,
+                        at: start + Duration::seconds(span_secs * j as i64 / n as i64),
+                        salience: salience(kind, None),
+                        summary: text.clone(),
+                        text,
+                        concepts: vec![t.to_string()],
+                        evidence: vec![],
+                        data: serde_json::Map::new(),
+                        external_id: None,
+                        import_key: None,
+                    }
+                })
+                .collect();
+            let ids = store.write(|tx| {
+                batch
+                    .iter()
+                    .map(|e| tx.append(&subject, e).map(|a| a.id))
+                    .collect::<tm_store::Result<Vec<_>>>()
+            })?;
+            texts.extend(ids.into_iter().zip(batch.into_iter().map(|e| e.text)));
+            i = end;
+        }
+        // Vectors: each distinct text is embedded once (a repeated text has the same vector).
+        let distinct: Vec<String> = {
+            let mut d: Vec<String> = texts
+                .iter()
+                .map(|(_, t)| t.clone())
+                .filter(|t| !vector_cache.contains_key(t))
+                .collect();
+            d.sort();
+            d.dedup();
+            d
+        };
+        for chunk in distinct.chunks(32) {
+            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+            let vs = recaller.embedder().embed(&refs)?;
+            for (t, v) in chunk.iter().zip(vs) {
+                vector_cache.insert(t.clone(), v);
+            }
+        }
+        let vectors: Vec<(i64, Vec<f32>)> = texts
+            .iter()
+            .filter_map(|(id, t)| vector_cache.get(t).map(|v| (*id, v.clone())))
+            .collect();
+        let name = recaller.embedder().name().to_string();
+        store.write(|tx| tx.put_vectors(&subject, &name, &vectors))?;
+
+        let at = start + Duration::seconds(span_secs + 86_400);
+        let mut plain = Vec::with_capacity(turns);
+        let mut full = Vec::with_capacity(turns);
+        let mut cands = 0usize;
+        // Warm the vector cache once, as a running service would have it.
+        let q0 = tm_brain::recall::RecallQuery {
+            question: QUESTIONS[0],
+            at,
+            tz: chrono_tz::UTC,
+            limit: 12,
+            exclude: None,
+        };
+        recaller.recall(&store, &subject, &q0)?;
+        for k in 0..turns {
+            let question = QUESTIONS[k % QUESTIONS.len()];
+            let q = tm_brain::recall::RecallQuery {
+                question,
+                at,
+                tz: chrono_tz::UTC,
+                limit: 12,
+                exclude: None,
+            };
+            let t0 = Instant::now();
+            let qv = recaller.embed_question(question)?;
+            let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
+            let t1 = Instant::now();
+            let r = recaller.recall_with_vector(&store, &subject, &q, qv.as_deref(), embed_ms)?;
+            let recall_ms = t1.elapsed().as_secs_f64() * 1e3;
+            cands += r.candidates;
+            plain.push(recall_ms);
+            full.push(recall_ms + embed_ms);
+        }
+        plain.sort_by(f64::total_cmp);
+        full.sort_by(f64::total_cmp);
+        println!(
+            "| {n} | {turns} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {} |",
+            percentile(&plain, 0.5),
+            percentile(&plain, 0.95),
+            percentile(&plain, 0.99),
+            percentile(&full, 0.5),
+            percentile(&full, 0.95),
+            percentile(&full, 0.99),
+            cands / turns
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
