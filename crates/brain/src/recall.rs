@@ -96,6 +96,14 @@ pub struct WindowInfo {
     pub window: Window,
 }
 
+/// What recall derives from an episode's text: fixed for ever, since episodes
+/// never change, so it is computed once per episode and kept.
+#[derive(Clone)]
+struct Derived {
+    collapse_key: String,
+    narrates: bool,
+}
+
 /// A subject's vectors from one embedder, held in memory for exact search.
 struct VectorSet {
     ids: Vec<i64>,
@@ -111,6 +119,7 @@ pub struct Recaller {
     embedder: Arc<dyn Embedder>,
     params: RecallParams,
     cache: Mutex<HashMap<(i64, String), Arc<VectorSet>>>,
+    derived: Mutex<HashMap<i64, Derived>>,
 }
 
 impl Recaller {
@@ -131,6 +140,7 @@ impl Recaller {
             embedder,
             params,
             cache: Mutex::new(HashMap::new()),
+            derived: Mutex::new(HashMap::new()),
         }
     }
 
@@ -208,6 +218,50 @@ impl Recaller {
             .map_err(|_| Error::Invalid("vector cache poisoned".into()))?
             .insert(key, set.clone());
         Ok(set)
+    }
+
+    /// Each candidate's collapse key and narration flag, from the cache or
+    /// computed from its text (fetched only for episodes not seen before).
+    fn derived(&self, store: &Store, facts: &[tm_store::CandidateFacts]) -> Result<Vec<Derived>> {
+        let poisoned = || Error::Invalid("derived cache poisoned".into());
+        let missing: HashSet<i64> = {
+            let cache = self.derived.lock().map_err(|_| poisoned())?;
+            facts
+                .iter()
+                .map(|f| f.id)
+                .filter(|id| !cache.contains_key(id))
+                .collect()
+        };
+        if !missing.is_empty() {
+            let ids: Vec<i64> = missing.iter().copied().collect();
+            let texts: HashMap<i64, String> = store.texts(&ids)?.into_iter().collect();
+            let mut cache = self.derived.lock().map_err(|_| poisoned())?;
+            for f in facts.iter().filter(|f| missing.contains(&f.id)) {
+                let text = texts.get(&f.id).map(String::as_str).unwrap_or("");
+                cache.insert(
+                    f.id,
+                    Derived {
+                        collapse_key: collapse_key(
+                            f.kind.as_str(),
+                            text,
+                            f.topic.as_deref(),
+                            f.verdict.as_deref(),
+                        ),
+                        narrates: f.kind == Kind::Answer && narrates_period(text),
+                    },
+                );
+            }
+        }
+        let cache = self.derived.lock().map_err(|_| poisoned())?;
+        facts
+            .iter()
+            .map(|f| {
+                cache
+                    .get(&f.id)
+                    .cloned()
+                    .ok_or_else(|| Error::Invalid(format!("episode {} not derived", f.id)))
+            })
+            .collect()
     }
 
     /// Embeds the question (once) — the same vector serves routing and recall.
@@ -299,36 +353,33 @@ impl Recaller {
         if let Some(x) = q.exclude {
             ids.retain(|&i| i != x);
         }
-        let episodes = store.episodes_by_ids(&ids)?;
+        let facts = store.candidate_facts(&ids)?;
+        let derived = self.derived(store, &facts)?;
         let recalled_before: HashSet<i64> =
             store.annotated_ids(&ids, "recalled")?.into_iter().collect();
-        let mut by_id: HashMap<i64, Episode> = HashMap::with_capacity(episodes.len());
-        let mut candidates = Vec::with_capacity(episodes.len());
-        for e in episodes {
-            let semantic = match semantic.get(&e.id) {
+        let mut candidates = Vec::with_capacity(facts.len());
+        for (f, d) in facts.iter().zip(derived) {
+            let semantic = match semantic.get(&f.id) {
                 Some(s) => *s,
-                None => match (qvec, vectors.index.get(&e.id)) {
+                None => match (qvec, vectors.index.get(&f.id)) {
                     (Some(qv), Some(&i)) if qv.len() == vectors.dim => {
                         tm_embed::cosine(qv, &vectors.data[i * vectors.dim..(i + 1) * vectors.dim])
                     }
                     _ => 0.0,
                 },
             };
-            let topic = e.data.get("topic").and_then(|v| v.as_str());
-            let verdict = e.data.get("verdict").and_then(|v| v.as_str());
             candidates.push(Candidate {
-                id: e.id,
-                kind: e.kind.as_str().to_string(),
-                at: e.at,
-                salience: e.salience as f32,
-                collapse_key: collapse_key(e.kind.as_str(), &e.text, topic, verdict),
-                lexical: lexical.get(&e.id).copied().unwrap_or(0.0),
+                id: f.id,
+                kind: f.kind.as_str().to_string(),
+                at: f.at,
+                salience: f.salience as f32,
+                collapse_key: d.collapse_key,
+                lexical: lexical.get(&f.id).copied().unwrap_or(0.0),
                 semantic,
-                concept: concept_hits.contains(&e.id),
-                narration: e.kind == Kind::Answer
-                    && (recalled_before.contains(&e.id) || narrates_period(&e.text)),
+                concept: concept_hits.contains(&f.id),
+                narration: f.kind == Kind::Answer
+                    && (recalled_before.contains(&f.id) || d.narrates),
             });
-            by_id.insert(e.id, e);
         }
         let pools_ms = ms(t1);
 
@@ -342,6 +393,12 @@ impl Recaller {
             &self.params,
             q.limit,
         );
+        let winners: Vec<i64> = outcome.ranked.iter().map(|r| r.candidate.id).collect();
+        let mut by_id: HashMap<i64, Episode> = store
+            .episodes_by_ids(&winners)?
+            .into_iter()
+            .map(|e| (e.id, e))
+            .collect();
         let ranked = outcome
             .ranked
             .into_iter()

@@ -259,3 +259,53 @@ fn no_question_means_recency() {
     assert_eq!(res.basis, "no_question");
     assert_eq!(ids(&res)[0], "narration", "the newest first");
 }
+
+/// A stand-in for another model: same vectors as the hashing embedder, another name.
+struct Renamed(HashEmbedder);
+impl tm_embed::Embedder for Renamed {
+    fn name(&self) -> &str {
+        "another-model"
+    }
+    fn dim(&self) -> usize {
+        tm_embed::Embedder::dim(&self.0)
+    }
+    fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed(texts)
+    }
+}
+
+#[test]
+fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
+    let (mut store, _) = year_of_work();
+    let subject = store.require_subject(&key()).unwrap();
+    let total = store.episode_count(&subject).unwrap() as usize;
+    assert_eq!(
+        store.vector_models(&subject).unwrap(),
+        [("hash-v1-384".to_string(), total as u64)]
+    );
+    let other = Recaller::new(Arc::new(Renamed(HashEmbedder::new())));
+    assert_eq!(
+        store
+            .episodes_missing_vectors(&subject, "another-model", usize::MAX)
+            .unwrap()
+            .len(),
+        total
+    );
+    assert_eq!(
+        other
+            .embed_missing(&mut store, &subject, &mut |_, _| {})
+            .unwrap(),
+        total
+    );
+    assert_eq!(
+        store.vector_models(&subject).unwrap(),
+        [("another-model".to_string(), total as u64)]
+    );
+    assert_eq!(
+        other
+            .embed_missing(&mut store, &subject, &mut |_, _| {})
+            .unwrap(),
+        0,
+        "nothing left to do"
+    );
+}

@@ -251,9 +251,9 @@ fn recall(
     println!("machine: {}", machine());
     println!("embedder: {}", recaller.embedder().name());
     println!(
-        "| episodes | turns | recall p50 | p95 | p99 | with embedding p50 | p95 | p99 | candidates (mean) |"
+        "| episodes | turns | recall p50 | p95 | p99 | with embedding p50 | p95 | p99 | candidates (mean) | embed / pools / scoring (mean) |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut vector_cache: HashMap<String, Vec<f32>> = HashMap::new();
     for &n in sizes {
         let dir = tempfile::tempdir()?;
@@ -333,6 +333,7 @@ fn recall(
         let mut plain = Vec::with_capacity(turns);
         let mut full = Vec::with_capacity(turns);
         let mut cands = 0usize;
+        let (mut pools_ms, mut score_ms, mut embed_total) = (0.0, 0.0, 0.0);
         // Warm the vector cache once, as a running service would have it.
         let q0 = tm_brain::recall::RecallQuery {
             question: QUESTIONS[0],
@@ -358,20 +359,26 @@ fn recall(
             let r = recaller.recall_with_vector(&store, &subject, &q, qv.as_deref(), embed_ms)?;
             let recall_ms = t1.elapsed().as_secs_f64() * 1e3;
             cands += r.candidates;
+            pools_ms += r.pools_ms;
+            score_ms += r.score_ms;
+            embed_total += embed_ms;
             plain.push(recall_ms);
             full.push(recall_ms + embed_ms);
         }
         plain.sort_by(f64::total_cmp);
         full.sort_by(f64::total_cmp);
         println!(
-            "| {n} | {turns} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {} |",
+            "| {n} | {turns} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {} | {:.1} / {:.1} / {:.1} ms |",
             percentile(&plain, 0.5),
             percentile(&plain, 0.95),
             percentile(&plain, 0.99),
             percentile(&full, 0.5),
             percentile(&full, 0.95),
             percentile(&full, 0.99),
-            cands / turns
+            cands / turns,
+            embed_total / turns as f64,
+            pools_ms / turns as f64,
+            score_ms / turns as f64
         );
     }
     Ok(ExitCode::SUCCESS)

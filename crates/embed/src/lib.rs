@@ -46,7 +46,24 @@ pub trait Embedder: Send + Sync {
 /// Cosine similarity of two L2-normalised vectors, i.e. their dot product. Vectors of
 /// different lengths are compared over their common prefix (callers check names first).
 pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    // Eight independent sums let the compiler vectorise; a single running
+    // sum would force strict left-to-right float order.
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [0.0f32; 8];
+    let chunks = n / 8;
+    for i in 0..chunks {
+        let (x, y) = (&a[i * 8..i * 8 + 8], &b[i * 8..i * 8 + 8]);
+        for k in 0..8 {
+            acc[k] += x[k] * y[k];
+        }
+    }
+    let tail: f32 = a[chunks * 8..]
+        .iter()
+        .zip(&b[chunks * 8..])
+        .map(|(x, y)| x * y)
+        .sum();
+    acc.iter().sum::<f32>() + tail
 }
 
 /// Scales `v` to unit length; leaves a zero vector as it is.

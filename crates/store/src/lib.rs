@@ -22,6 +22,7 @@ use tm_model::episodes::{EpisodeFields, Evidence, Hash, Kind, episode_hash, gene
 use tm_model::subject::SubjectKey;
 
 pub use chain::{ChainReport, ChainState};
+pub use recall::CandidateFacts;
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -210,6 +211,8 @@ impl Store {
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
+        // Reads map the file instead of copying pages through read(2).
+        conn.pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
         let mut store = Store { conn, path };
         store.migrate()?;
         Ok(store)

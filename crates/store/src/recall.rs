@@ -5,6 +5,7 @@
 use crate::{EPISODE_COLUMNS, Episode, Error, Result, Store, Subject, Tx, episode_row, to_ms};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
+use tm_model::episodes::Kind;
 use tm_model::lang::canonical_key;
 use tm_model::recall::index_text;
 
@@ -137,6 +138,52 @@ impl Store {
         rows.map(|r| r?).collect()
     }
 
+    /// What recall needs of each candidate before it knows which win: kind,
+    /// time, salience, and a check's topic and verdict (no text, no JSON
+    /// parsing), ascending id.
+    pub fn candidate_facts(&self, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
+        let list = serde_json::to_string(ids).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict')
+             FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+        )?;
+        let rows = stmt.query_map([list], |r| {
+            let kind: String = r.get(1)?;
+            Ok((r.get(0)?, kind, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        })?;
+        rows.map(|r| {
+            let (id, kind, at, salience, topic, verdict): (
+                i64,
+                String,
+                i64,
+                f64,
+                Option<String>,
+                Option<String>,
+            ) = r?;
+            let kind = Kind::parse(&kind)
+                .ok_or_else(|| Error::Corrupt(format!("episode {id}: kind {kind:?}")))?;
+            Ok(CandidateFacts {
+                id,
+                kind,
+                at: crate::from_ms(at),
+                salience,
+                topic,
+                verdict,
+            })
+        })
+        .collect()
+    }
+
+    /// The text of these episodes, by id.
+    pub fn texts(&self, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        let list = serde_json::to_string(ids).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id")?;
+        let rows = stmt.query_map([list], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+
     /// Every stored vector of the subject made by `model`.
     pub fn vectors(&self, subject: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         let mut stmt = self.conn.prepare_cached(
@@ -227,6 +274,17 @@ impl Tx<'_> {
         }
         Ok(())
     }
+}
+
+/// The light facts of a candidate episode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateFacts {
+    pub id: i64,
+    pub kind: Kind,
+    pub at: DateTime<Utc>,
+    pub salience: f64,
+    pub topic: Option<String>,
+    pub verdict: Option<String>,
 }
 
 fn vec_to_blob(v: &[f32]) -> Vec<u8> {
