@@ -13,7 +13,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use tm_model::beliefs::{Routing, route_in_map};
 use tm_model::episodes::{Evidence, Hash, Kind, one_line, salience};
+use tm_model::map::{ConceptMap, TeachOutcome};
 use tm_model::teaching::teaching;
 use tm_store::{FileAdded, NewEpisode, Store, Subject, Tx};
 
@@ -116,12 +118,19 @@ pub fn import_bytes(
             file_versions: 0,
             already_imported: false,
         };
+        let mut map = crate::map::load(tx.latest_map(&subject)?.as_deref())?;
+        let mut map_changed = false;
         for (i, (event, file)) in history.events.iter().zip(&loaded).enumerate() {
             let ikey = import_key(event, file.as_ref());
             if tx.has_import_key(&subject, &ikey)? {
                 report.skipped += 1;
             } else {
-                apply(tx, &subject, event, file.as_ref(), ikey, &mut report)
+                let mut ctx = Applying {
+                    map: &mut map,
+                    map_changed: &mut map_changed,
+                    report: &mut report,
+                };
+                apply(tx, &subject, event, file.as_ref(), ikey, &mut ctx)
                     .map_err(|e| e.at_line(source, event.line))?;
             }
             if i % 256 == 0 || i + 1 == total {
@@ -129,6 +138,14 @@ pub fn import_bytes(
             }
         }
         let last_at = history.events.last().map(|e| e.at).unwrap_or(first_at);
+        if map_changed {
+            tx.save_map(
+                &subject,
+                last_at,
+                &format!("import {source}"),
+                &crate::map::to_json(&map)?,
+            )?;
+        }
         tx.record_import(&subject, &file_sha, source, last_at, total, report.appended)?;
         Ok(report)
     })
@@ -182,14 +199,22 @@ fn import_key(event: &Event, file: Option<&LoadedFile>) -> Hash {
     h.finalize().into()
 }
 
+/// What applying events changes besides the log.
+struct Applying<'a> {
+    map: &'a mut ConceptMap,
+    map_changed: &'a mut bool,
+    report: &'a mut ImportReport,
+}
+
 fn apply(
     tx: &mut Tx<'_>,
     subject: &Subject,
     event: &Event,
     file: Option<&LoadedFile>,
     import_key: Hash,
-    report: &mut ImportReport,
+    ctx: &mut Applying<'_>,
 ) -> Result<()> {
+    let report = &mut *ctx.report;
     let mut data = serde_json::Map::new();
     let mut evidence = Vec::new();
     let mut concepts = Vec::new();
@@ -198,6 +223,8 @@ fn apply(
             // Recorded as a `file` episode too, so the log shows the removal
             // and a re-import recognises it by its import key.
             let v = tx.remove_file(subject, name, event.at)?;
+            ctx.map.remove_file(name);
+            *ctx.map_changed = true;
             data.insert("file".into(), name.clone().into());
             data.insert("version".into(), v.version.into());
             data.insert("removed".into(), true.into());
@@ -215,6 +242,12 @@ fn apply(
             let f = file.ok_or_else(|| Error::Invalid(format!("file {name:?} was not loaded")))?;
             let added = tx.add_file(subject, name, &f.bytes, f.format, &f.pages, event.at)?;
             let v = added.version();
+            if let FileAdded::New { .. } = &added {
+                let concepts = crate::map::extract(name, &f.pages)?;
+                ctx.map
+                    .merge_file(name, Some(v.id), &concepts, &|_, _| 0.0, f32::INFINITY);
+                *ctx.map_changed = true;
+            }
             let summary = match &added {
                 FileAdded::New {
                     replaced: Some(_), ..
@@ -248,6 +281,13 @@ fn apply(
             Some(t) => {
                 data.insert("cue".into(), t.cue.into());
                 data.insert("lang".into(), t.lang.into());
+                match tm_model::map::teach(ctx.map, text, &t) {
+                    TeachOutcome::Attached { name, .. } | TeachOutcome::Created { name, .. } => {
+                        concepts.push(name);
+                        *ctx.map_changed = true;
+                    }
+                    TeachOutcome::Unnamed { .. } => {}
+                }
                 (
                     Kind::Taught,
                     None,
@@ -255,12 +295,15 @@ fn apply(
                     text.clone(),
                 )
             }
-            None => (
-                Kind::Question,
-                None,
-                one_line(text, SUMMARY_CHARS),
-                text.clone(),
-            ),
+            None => {
+                concepts = crate::map::named_in(ctx.map, text);
+                (
+                    Kind::Question,
+                    None,
+                    one_line(text, SUMMARY_CHARS),
+                    text.clone(),
+                )
+            }
         },
         EventBody::Tutor { text, cites } => {
             for cite in cites {
@@ -288,6 +331,7 @@ fn apply(
                     sha256: v.sha256,
                 });
             }
+            concepts = crate::map::named_in(ctx.map, text);
             (
                 Kind::Answer,
                 None,
@@ -308,6 +352,16 @@ fn apply(
             }
             if let Some(p) = predicted {
                 data.insert("predicted".into(), (*p).into());
+            }
+            // Concepts touched by this check under today's routing (SPEC §5);
+            // beliefs re-route from topic and evaluation, never from this.
+            if let Routing::Concept { name, .. } =
+                route_in_map(topic, evaluation.as_deref(), ctx.map)
+            {
+                if *verdict == tm_model::episodes::Verdict::Right && ctx.map.confirm(&name) {
+                    *ctx.map_changed = true;
+                }
+                concepts.push(name);
             }
             let summary = one_line(
                 &format!("Check on {topic}: {}", verdict.as_str()),
@@ -353,4 +407,25 @@ fn apply(
     tx.append(subject, &episode)?;
     report.appended += 1;
     Ok(())
+}
+
+/// Records one learner message that teaches, through the same path as an
+/// imported `learner` event (so the map, the log and idempotence agree).
+pub fn teach(
+    store: &mut Store,
+    key: &tm_model::subject::SubjectKey,
+    text: &str,
+    at: DateTime<Utc>,
+) -> Result<ImportReport> {
+    let subject =
+        serde_json::json!({"type": "subject", "learner": key.learner, "subject": key.subject});
+    let event = serde_json::json!({"type": "learner", "at": at.to_rfc3339(), "text": text});
+    let history = format!("{subject}\n{event}\n");
+    import_bytes(
+        store,
+        "teach",
+        history.as_bytes(),
+        Path::new("."),
+        &mut |_, _| {},
+    )
 }

@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod import;
+pub mod map;
 pub mod recall;
 
 /// Everything that can go wrong while recording or importing.

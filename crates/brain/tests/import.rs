@@ -222,3 +222,96 @@ fn hostile_text_is_stored_verbatim_and_the_chain_holds() {
         ChainState::Intact
     );
 }
+
+#[test]
+fn the_sample_history_builds_a_concept_map_that_files_checks_and_teaching_shape() {
+    let mut store = Store::open_in_memory().unwrap();
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cell-biology/history.jsonl"
+    ));
+    tm_brain::import::import_file(&mut store, path, &mut |_, _| {}).unwrap();
+    let subject = store
+        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
+        .unwrap();
+    let map = tm_brain::map::load(store.latest_map(&subject).unwrap().as_deref()).unwrap();
+    let node = |n: &str| map.get(n).unwrap_or_else(|| panic!("no concept {n}"));
+    // The file explains osmosis as building on diffusion, not the reverse.
+    assert!(
+        node("Osmosis")
+            .builds_on
+            .iter()
+            .any(|e| e.to == tm_model::lang::canonical_key("Diffusion"))
+    );
+    assert!(
+        !node("Diffusion")
+            .builds_on
+            .iter()
+            .any(|e| e.to == tm_model::lang::canonical_key("Osmosis"))
+    );
+    // Taught (1.0) beats a passed check (0.85), which beats explained (0.60).
+    assert_eq!(node("Mitochondria").readiness, 1.0);
+    assert!(
+        node("Mitochondria")
+            .taught
+            .iter()
+            .any(|t| t.contains("powerhouse"))
+    );
+    assert_eq!(node("Cytoplasm").readiness, 0.85);
+    assert_eq!(node("Prokaryotic cells").readiness, 0.60);
+    // The revised handout's new concept is there; no section title became a concept.
+    assert!(map.get("Ribosomes").is_some());
+    for furniture in [
+        "Introduction",
+        "Summary",
+        "Review questions",
+        "Key terms",
+        "Learning objectives",
+    ] {
+        assert!(map.get(furniture).is_none(), "{furniture}");
+    }
+    // Checks touch the concept they were routed to.
+    let eps = store.episodes(&subject, 1, 100).unwrap();
+    let by_ext = |id: &str| {
+        eps.iter()
+            .find(|e| e.external_id.as_deref() == Some(id))
+            .unwrap()
+    };
+    assert_eq!(by_ext("e16").concepts, ["Osmosis"]);
+    // An utterance topic is routed through the tutor's evaluation, never
+    // taken as a concept itself.
+    assert_eq!(
+        by_ext("e18").concepts,
+        ["Diffusion"],
+        "\"ask me the questions\""
+    );
+    assert_eq!(
+        by_ext("e36").concepts,
+        ["Ribosomes"],
+        "\"bueno ahora explícame…\""
+    );
+}
+
+#[test]
+fn teaching_through_the_cli_path_attaches_to_the_named_concept_and_a_question_does_not_teach() {
+    let mut store = Store::open_in_memory().unwrap();
+    import(&mut store, &lines(BASE)).unwrap();
+    let at = chrono::DateTime::parse_from_rfc3339("2026-11-01T10:00:00Z")
+        .unwrap()
+        .to_utc();
+    tm_brain::import::teach(
+        &mut store,
+        &key(),
+        "Recuerda que la membrana es como una puerta",
+        at,
+    )
+    .unwrap();
+    let subject = store.require_subject(&key()).unwrap();
+    let last = store.episodes(&subject, 1, 100).unwrap().pop().unwrap();
+    assert_eq!(last.kind, Kind::Taught);
+    assert_eq!(
+        store.verify_subject(&subject, None).unwrap().state,
+        ChainState::Intact
+    );
+    assert!(tm_model::teaching::teaching("¿Recuerdas qué es la membrana?").is_none());
+}

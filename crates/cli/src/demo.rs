@@ -74,6 +74,9 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
     println!("\n== The episode log of {key} (append-only, hash-chained)");
     crate::print_log(&store.episodes(&subject, 1, usize::MAX)?);
 
+    println!("\n== The concept map built from the files (offline extractor)");
+    crate::print_map(&tm_brain::map::load(store.latest_map(&subject)?.as_deref())?);
+
     println!("\n== Files and their versions");
     for v in store.file_versions(&subject)? {
         let status = match (v.replaced_at, v.removed_at) {

@@ -69,6 +69,24 @@ enum Command {
         /// The question ("" for none).
         question: String,
     },
+    /// Show a subject's concept map: concepts, readiness, centrality, layer, sources.
+    Map {
+        #[arg(long)]
+        subject: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Teach the tutor: "remember that …", "treat X as …" (and their kin in the
+    /// learners' languages). Questions never teach.
+    Teach {
+        #[arg(long)]
+        subject: String,
+        /// When it was said (RFC 3339).
+        #[arg(long)]
+        at: String,
+        /// The learner's message.
+        text: String,
+    },
     /// Rebuild every episode vector that the current embedder did not make.
     Reembed {
         /// Only this subject (default: every subject).
@@ -247,6 +265,45 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Map { subject, json } => {
+            let store = open(&cli.db)?;
+            let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
+            let map = tm_brain::map::load(store.latest_map(&subject)?.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&map)?);
+            } else {
+                print_map(&map);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Teach { subject, at, text } => {
+            let mut store = open(&cli.db)?;
+            let key = SubjectKey::parse(&subject)?;
+            store.require_subject(&key)?;
+            let at = parse_instant(&at)?;
+            let Some(cue) = tm_model::teaching::teaching(&text) else {
+                bail!(
+                    "this message does not teach: only an explicit cue such as \"remember that …\" or \"treat X as …\" does (questions never teach)"
+                );
+            };
+            let report = tm_brain::import::teach(&mut store, &key, &text, at)?;
+            let subject = store.require_subject(&key)?;
+            let map = tm_brain::map::load(store.latest_map(&subject)?.as_deref())?;
+            let named = tm_brain::map::named_in(&map, &text);
+            println!(
+                "{}: taught ({} cue {:?}); {} episode appended; concepts now named: {}",
+                report.subject,
+                cue.lang,
+                cue.cue,
+                report.appended,
+                if named.is_empty() {
+                    "-".to_string()
+                } else {
+                    named.join(", ")
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Reembed { subject } => {
             let mut store = open(&cli.db)?;
             let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
@@ -401,6 +458,53 @@ pub(crate) fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz
             m.signals.salience,
             m.signals.recency,
             e.summary
+        );
+    }
+}
+
+pub(crate) fn print_map(map: &tm_model::map::ConceptMap) {
+    if map.is_empty() {
+        println!("no concepts yet: files have not been read into the map");
+        return;
+    }
+    println!("{}", tm_model::map::render_map(map));
+    let order = tm_model::map::teaching_order(map);
+    println!("\nteaching order (prerequisites first, hubs first within a layer):");
+    for (i, layer) in order.layers.iter().enumerate() {
+        let names: Vec<&str> = layer
+            .iter()
+            .map(|k| map.get(k).map_or(k.as_str(), |n| n.name.as_str()))
+            .collect();
+        println!("  layer {}: {}", i + 1, names.join(", "));
+    }
+    for b in &order.broken {
+        println!("  (a cycle was broken by dropping {b:?})");
+    }
+    println!(
+        "\n{:<32} {:>9} {:>10}  sources",
+        "concept", "readiness", "centrality"
+    );
+    for n in map.nodes() {
+        let sources: Vec<String> = n
+            .sources
+            .iter()
+            .map(|s| {
+                let pages: Vec<String> = s.pages.iter().map(u32::to_string).collect();
+                let removed = if s.removed { " (removed)" } else { "" };
+                format!("{} p.{}{removed}", s.file, pages.join(","))
+            })
+            .collect();
+        let assumed = if n.assumed.is_empty() {
+            String::new()
+        } else {
+            format!("; assumes {}", n.assumed.join(", "))
+        };
+        println!(
+            "{:<32} {:>9.2} {:>10.4}  {}{assumed}",
+            n.name,
+            n.readiness,
+            n.centrality,
+            sources.join("; ")
         );
     }
 }

@@ -385,6 +385,11 @@ impl Store {
         .collect()
     }
 
+    /// The subject's current concept map (JSON of `tm_model::map::ConceptMap`), if any.
+    pub fn latest_map(&self, subject: &Subject) -> Result<Option<String>> {
+        latest_map(&self.conn, subject.id)
+    }
+
     /// Whether a history file with this checksum was already imported into the subject.
     pub fn imported(&self, subject: &Subject, sha256: &str) -> Result<bool> {
         Ok(self
@@ -453,6 +458,15 @@ fn subject_by_key(conn: &Connection, key: &str) -> Result<Option<Subject>> {
     let mut stmt = conn
         .prepare_cached("SELECT id, key, title, language, timezone FROM subjects WHERE key = ?1")?;
     stmt.query_row([key], subject_row).optional()?.transpose()
+}
+
+fn latest_map(conn: &Connection, subject_id: i64) -> Result<Option<String>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT map FROM concept_maps WHERE subject_id = ?1 ORDER BY id DESC LIMIT 1",
+        )?
+        .query_row([subject_id], |r| r.get(0))
+        .optional()?)
 }
 
 fn file_versions(
@@ -753,6 +767,26 @@ impl Tx<'_> {
             params![episode_id, kind, to_ms(at), data.to_string()],
         )?;
         Ok(self.tx.last_insert_rowid())
+    }
+
+    /// The subject's current concept map, as seen inside this transaction.
+    pub fn latest_map(&self, subject: &Subject) -> Result<Option<String>> {
+        latest_map(&self.tx, subject.id)
+    }
+
+    /// Stores a new snapshot of the subject's concept map.
+    pub fn save_map(
+        &mut self,
+        subject: &Subject,
+        at: DateTime<Utc>,
+        reason: &str,
+        map_json: &str,
+    ) -> Result<()> {
+        self.tx.execute(
+            "INSERT INTO concept_maps (subject_id, at, reason, map) VALUES (?1, ?2, ?3, ?4)",
+            params![subject.id, to_ms(at), reason, map_json],
+        )?;
+        Ok(())
     }
 
     /// Records that a history file was imported.

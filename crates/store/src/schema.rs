@@ -123,4 +123,21 @@ CREATE TABLE episode_vectors (
 );
 CREATE INDEX episode_vectors_by_subject ON episode_vectors (subject_id, model);
 "#,
+    // 3: the concept map, one full snapshot per change. Snapshots are never
+    //    edited or deleted; the newest is the current map, the older ones say
+    //    how it grew.
+    r#"
+CREATE TABLE concept_maps (
+    id          INTEGER PRIMARY KEY,
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    at          INTEGER NOT NULL,              -- the event time that changed it
+    reason      TEXT NOT NULL,
+    map         TEXT NOT NULL                  -- JSON of tm_model::map::ConceptMap
+);
+CREATE INDEX concept_maps_by_subject ON concept_maps (subject_id, id);
+CREATE TRIGGER concept_maps_no_update BEFORE UPDATE ON concept_maps
+BEGIN SELECT RAISE(ABORT, 'concept map snapshots are append-only'); END;
+CREATE TRIGGER concept_maps_no_delete BEFORE DELETE ON concept_maps
+BEGIN SELECT RAISE(ABORT, 'concept map snapshots are append-only'); END;
+"#,
 ];
