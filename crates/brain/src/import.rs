@@ -13,6 +13,7 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
+use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
 use tm_model::beliefs::{Routing, route_in_map};
 use tm_model::episodes::{Evidence, Hash, Kind, one_line, salience};
 use tm_model::map::{ConceptMap, TeachOutcome};
@@ -43,6 +44,9 @@ struct LoadedFile {
     bytes: Vec<u8>,
     format: &'static str,
     pages: Vec<String>,
+    /// The concepts it explains; `None` when the subject already holds these
+    /// bytes as the file's current version (nothing new to read).
+    concepts: Option<Vec<tm_model::map::ExtractedConcept>>,
 }
 
 /// Imports a history file from disk. File events with a `path` are read
@@ -60,12 +64,55 @@ pub fn import_file(
     import_bytes(store, &path.display().to_string(), &bytes, base, progress)
 }
 
-/// Imports a history given as bytes; `base` resolves file paths.
+/// [`import_file`] with a chosen concept extractor (the generative pass, say).
+pub fn import_file_with(
+    store: &mut Store,
+    path: &Path,
+    extractor: &dyn ConceptExtractor,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ImportReport> {
+    let bytes = std::fs::read(path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    import_bytes_with(
+        store,
+        &path.display().to_string(),
+        &bytes,
+        base,
+        extractor,
+        progress,
+    )
+}
+
+/// Imports a history given as bytes; `base` resolves file paths. Concepts
+/// are read with the deterministic offline extractor.
 pub fn import_bytes(
     store: &mut Store,
     source: &str,
     bytes: &[u8],
     base: &Path,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ImportReport> {
+    import_bytes_with(
+        store,
+        source,
+        bytes,
+        base,
+        &OfflineExtractor::default(),
+        progress,
+    )
+}
+
+/// [`import_bytes`] with a chosen concept extractor. Extraction (a model
+/// call, perhaps) happens before the write transaction, never inside it.
+pub fn import_bytes_with(
+    store: &mut Store,
+    source: &str,
+    bytes: &[u8],
+    base: &Path,
+    extractor: &dyn ConceptExtractor,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ImportReport> {
     let history = history::parse(source, bytes)?;
@@ -85,17 +132,40 @@ pub fn import_bytes(
     }
     // Read every file before writing anything: a missing or broken file fails
     // the import with its line number and leaves the store untouched.
-    let loaded: Vec<Option<LoadedFile>> = history
-        .events
-        .iter()
-        .map(|e| match &e.body {
-            EventBody::File {
-                name,
-                source: file_source,
-            } => load_file(source, e, name, file_source, base).map(Some),
-            _ => Ok(None),
-        })
-        .collect::<Result<_>>()?;
+    let held: Vec<(String, String)> = match store.subject(&history.subject.key)? {
+        Some(s) => store
+            .file_versions(&s)?
+            .into_iter()
+            .filter(|v| v.replaced_at.is_none() && v.removed_at.is_none())
+            .map(|v| (v.name, v.sha256))
+            .collect(),
+        None => Vec::new(),
+    };
+    let loaded: Vec<Option<LoadedFile>> =
+        history
+            .events
+            .iter()
+            .map(|e| match &e.body {
+                EventBody::File {
+                    name,
+                    source: file_source,
+                } => {
+                    let mut f = load_file(source, e, name, file_source, base)?;
+                    let sha = hex::encode(Sha256::digest(&f.bytes));
+                    if !held.iter().any(|(n, h)| n == name && *h == sha) {
+                        f.concepts = Some(extractor.extract(name, &f.pages).map_err(|err| {
+                            Error::History {
+                                file: source.to_string(),
+                                line: e.line,
+                                message: err.to_string(),
+                            }
+                        })?);
+                    }
+                    Ok(Some(f))
+                }
+                _ => Ok(None),
+            })
+            .collect::<Result<_>>()?;
 
     let total = history.events.len();
     let first_at = history
@@ -182,6 +252,7 @@ fn load_file(
         ),
     };
     Ok(LoadedFile {
+        concepts: None,
         bytes,
         format: pages.format.as_str(),
         pages: pages.pages,
@@ -242,10 +313,9 @@ fn apply(
             let f = file.ok_or_else(|| Error::Invalid(format!("file {name:?} was not loaded")))?;
             let added = tx.add_file(subject, name, &f.bytes, f.format, &f.pages, event.at)?;
             let v = added.version();
-            if let FileAdded::New { .. } = &added {
-                let concepts = crate::map::extract(name, &f.pages)?;
+            if let (FileAdded::New { .. }, Some(concepts)) = (&added, &f.concepts) {
                 ctx.map
-                    .merge_file(name, Some(v.id), &concepts, &|_, _| 0.0, f32::INFINITY);
+                    .merge_file(name, Some(v.id), concepts, &|_, _| 0.0, f32::INFINITY);
                 *ctx.map_changed = true;
             }
             let summary = match &added {

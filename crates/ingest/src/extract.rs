@@ -1,12 +1,16 @@
-//! Which concepts does a file explain? One trait, one offline implementation here.
+//! Which concepts does a file explain? One trait, two implementations: the
+//! generative pass through any OpenAI-compatible chat endpoint, and the
+//! deterministic offline extractor, the default, that needs no model.
 //!
 //! Every extractor returns the same bounded list per file (SPEC §4): name,
 //! one-sentence gist, short definition, builds-on from the file's own list,
 //! assumed prerequisites, and the 1-based pages where the file explains the
 //! concept. [`OfflineExtractor`] is the deterministic default that needs no model.
 
+mod llm;
 mod offline;
 
+pub use llm::{LlmConfig, LlmExtractor, validate_answer};
 pub use offline::OfflineExtractor;
 pub use tm_model::map::ExtractedConcept;
 

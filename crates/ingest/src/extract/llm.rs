@@ -1,0 +1,279 @@
+//! The generative pass: one call per file to any OpenAI-compatible chat
+//! endpoint, asking for JSON that follows a schema; the answer is validated,
+//! a malformed one is retried once with the problem named, and pages are
+//! never taken on trust: a page the file does not have, or on which the
+//! concept's name does not appear, is dropped.
+
+use super::{ConceptExtractor, Error, MAX_CONCEPTS, Result};
+use serde::Deserialize;
+use std::time::Duration;
+use tm_model::lang::canonical_key;
+use tm_model::map::{ExtractedConcept, validate_name};
+
+/// Where the model is and how to ask it.
+#[derive(Debug, Clone)]
+pub struct LlmConfig {
+    /// Base URL, e.g. `http://127.0.0.1:8000` (with or without a trailing `/v1`).
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    pub timeout: Duration,
+    /// At most this many characters of the file go into the prompt.
+    pub max_chars: usize,
+    pub max_concepts: usize,
+}
+
+impl LlmConfig {
+    pub fn new(base_url: impl Into<String>, model: impl Into<String>) -> Self {
+        LlmConfig {
+            base_url: base_url.into(),
+            model: model.into(),
+            api_key: None,
+            timeout: Duration::from_secs(120),
+            max_chars: 60_000,
+            max_concepts: MAX_CONCEPTS,
+        }
+    }
+
+    /// From `TUTOR_MEMORY_CHAT_URL`, `TUTOR_MEMORY_CHAT_MODEL`, `TUTOR_MEMORY_CHAT_KEY`.
+    pub fn from_env() -> Option<Self> {
+        let url = std::env::var("TUTOR_MEMORY_CHAT_URL")
+            .ok()
+            .filter(|u| !u.trim().is_empty())?;
+        let model = std::env::var("TUTOR_MEMORY_CHAT_MODEL").unwrap_or_else(|_| "default".into());
+        let mut c = LlmConfig::new(url, model);
+        c.api_key = std::env::var("TUTOR_MEMORY_CHAT_KEY")
+            .ok()
+            .filter(|k| !k.is_empty());
+        Some(c)
+    }
+
+    fn endpoint(&self) -> String {
+        let base = self.base_url.trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        format!("{base}/v1/chat/completions")
+    }
+}
+
+/// Extracts concepts with a generative model.
+pub struct LlmExtractor {
+    config: LlmConfig,
+    agent: ureq::Agent,
+}
+
+#[derive(Deserialize)]
+struct ChatResponse {
+    choices: Vec<Choice>,
+}
+
+#[derive(Deserialize)]
+struct Choice {
+    message: Message,
+}
+
+#[derive(Deserialize)]
+struct Message {
+    content: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct Answer {
+    concepts: Vec<AnswerConcept>,
+}
+
+#[derive(Deserialize)]
+struct AnswerConcept {
+    name: String,
+    #[serde(default)]
+    gist: String,
+    #[serde(default)]
+    definition: String,
+    #[serde(default)]
+    builds_on: Vec<String>,
+    #[serde(default)]
+    assumed: Vec<String>,
+    #[serde(default)]
+    pages: Vec<u32>,
+}
+
+const INSTRUCTIONS: &str = "You read one file of a learner's course material and list the concepts it \
+explains. Answer with JSON only, exactly of this shape: {\"concepts\": [{\"name\": str, \"gist\": str \
+(one sentence), \"definition\": str (short), \"builds_on\": [names from your own list that this concept \
+needs first], \"assumed\": [prerequisites the file assumes but never explains], \"pages\": [page numbers \
+where the file explains it]}]}. Names are short noun phrases of the subject, never section titles such as \
+Introduction, Summary or Review questions. Use only page numbers marked in the file. At most {max} \
+concepts, the most important first.";
+
+impl LlmExtractor {
+    pub fn new(config: LlmConfig) -> Result<Self> {
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(Error::Invalid {
+                file: String::new(),
+                reason: format!(
+                    "chat URL {:?} must start with http:// or https://",
+                    config.base_url
+                ),
+            });
+        }
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(LlmExtractor { config, agent })
+    }
+
+    fn prompt(&self, file_name: &str, pages: &[String]) -> String {
+        let mut text = format!("File: {file_name}\n");
+        for (i, p) in pages.iter().enumerate() {
+            if text.len() >= self.config.max_chars {
+                break;
+            }
+            text.push_str(&format!("\n=== page {} ===\n", i + 1));
+            let room = self.config.max_chars.saturating_sub(text.len());
+            let cut: String = p.chars().take(room).collect();
+            text.push_str(&cut);
+        }
+        text
+    }
+
+    fn ask(&self, messages: &[serde_json::Value]) -> std::result::Result<String, String> {
+        let body = serde_json::json!({
+            "model": self.config.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": messages,
+        });
+        let mut req = self.agent.post(&self.config.endpoint());
+        if let Some(key) = &self.config.api_key {
+            req = req.header("Authorization", &format!("Bearer {key}"));
+        }
+        let mut resp = req
+            .send_json(&body)
+            .map_err(|e| format!("request to {} failed: {e}", self.config.endpoint()))?;
+        let status = resp.status();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(64 * 1024 * 1024)
+            .read_to_string()
+            .map_err(|e| format!("reading the response: {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "HTTP {status}: {}",
+                text.chars().take(300).collect::<String>()
+            ));
+        }
+        let parsed: ChatResponse = serde_json::from_str(&text)
+            .map_err(|e| format!("the endpoint's reply is not a chat completion: {e}"))?;
+        parsed
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message.content)
+            .ok_or_else(|| "the reply has no message content".to_string())
+    }
+}
+
+/// Parses and validates a model's answer against the file it read.
+pub fn validate_answer(
+    content: &str,
+    pages: &[String],
+    max: usize,
+) -> std::result::Result<Vec<ExtractedConcept>, String> {
+    let json = strip_fences(content);
+    let answer: Answer =
+        serde_json::from_str(json).map_err(|e| format!("not the JSON asked for: {e}"))?;
+    let page_keys: Vec<String> = pages
+        .iter()
+        .map(|p| format!(" {} ", canonical_key(p)))
+        .collect();
+    let mut out: Vec<ExtractedConcept> = Vec::new();
+    for c in answer.concepts {
+        let name = c.name.trim().to_string();
+        if validate_name(&name).is_err()
+            || out
+                .iter()
+                .any(|o| canonical_key(&o.name) == canonical_key(&name))
+        {
+            continue;
+        }
+        let key = format!(" {} ", canonical_key(&name));
+        // Pages: only those the file has and on which the name appears; when
+        // the model named none that hold, the pages where the name appears.
+        let mut found: Vec<u32> = c
+            .pages
+            .iter()
+            .copied()
+            .filter(|&p| {
+                p >= 1 && (p as usize) <= pages.len() && page_keys[p as usize - 1].contains(&key)
+            })
+            .collect();
+        if found.is_empty() {
+            found = (1..=pages.len() as u32)
+                .filter(|&p| page_keys[p as usize - 1].contains(&key))
+                .collect();
+        }
+        found.sort_unstable();
+        found.dedup();
+        out.push(ExtractedConcept {
+            name,
+            gist: c.gist.trim().to_string(),
+            definition: c.definition.trim().to_string(),
+            builds_on: c.builds_on,
+            assumed: c.assumed,
+            pages: found,
+            aliases: Vec::new(),
+        });
+        if out.len() >= max {
+            break;
+        }
+    }
+    // builds_on may only name concepts of the same list.
+    let names: Vec<String> = out.iter().map(|c| canonical_key(&c.name)).collect();
+    for c in &mut out {
+        let own = canonical_key(&c.name);
+        c.builds_on.retain(|b| {
+            let k = canonical_key(b);
+            k != own && names.contains(&k)
+        });
+    }
+    Ok(out)
+}
+
+fn strip_fences(s: &str) -> &str {
+    let t = s.trim();
+    let t = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .unwrap_or(t);
+    t.strip_suffix("```").unwrap_or(t).trim()
+}
+
+impl ConceptExtractor for LlmExtractor {
+    fn extract(&self, file_name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>> {
+        let fail = |reason: String| Error::Invalid {
+            file: file_name.to_string(),
+            reason,
+        };
+        let system = INSTRUCTIONS.replace("{max}", &self.config.max_concepts.to_string());
+        let mut messages = vec![
+            serde_json::json!({"role": "system", "content": system}),
+            serde_json::json!({"role": "user", "content": self.prompt(file_name, pages)}),
+        ];
+        let first = self.ask(&messages).map_err(fail)?;
+        match validate_answer(&first, pages, self.config.max_concepts) {
+            Ok(c) => Ok(c),
+            Err(problem) => {
+                // One retry, naming what was wrong.
+                messages.push(serde_json::json!({"role": "assistant", "content": first}));
+                messages.push(serde_json::json!({"role": "user", "content": format!(
+                    "That answer could not be used ({problem}). Answer again with JSON only, in the shape asked for."
+                )}));
+                let second = self.ask(&messages).map_err(fail)?;
+                validate_answer(&second, pages, self.config.max_concepts)
+                    .map_err(|p| fail(format!("the model's answer was invalid twice; last: {p}")))
+            }
+        }
+    }
+}

@@ -1,0 +1,122 @@
+//! The generative extractor against a local stub of an OpenAI-compatible chat
+//! endpoint: the stub checks what we send, answers with fixed JSON (invalid
+//! once, then valid with a cycle and an invented page), and we check what we keep.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
+use std::sync::{Arc, Mutex};
+use tm_ingest::extract::{ConceptExtractor, LlmConfig, LlmExtractor};
+use tm_model::map::{ConceptMap, teaching_order};
+
+/// Serves `answers` in order, one per request, recording each request body.
+fn stub(answers: Vec<String>) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let seen2 = seen.clone();
+    std::thread::spawn(move || {
+        for (answer, stream) in answers.into_iter().zip(listener.incoming()) {
+            let mut stream = stream.unwrap();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            assert!(line.starts_with("POST /v1/chat/completions "), "{line}");
+            let mut len = 0;
+            loop {
+                let mut h = String::new();
+                reader.read_line(&mut h).unwrap();
+                if h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            seen2
+                .lock()
+                .unwrap()
+                .push(serde_json::from_slice(&body).unwrap());
+            let reply = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]}).to_string();
+            write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len()).unwrap();
+        }
+    });
+    (url, seen)
+}
+
+fn pages() -> Vec<String> {
+    vec![
+        "Diffusion is the movement of particles down a gradient.".into(),
+        "Osmosis is the diffusion of water across a membrane. Review questions follow.".into(),
+    ]
+}
+
+#[test]
+fn invalid_output_is_retried_once_pages_are_never_invented_and_a_cycle_is_survivable() {
+    let valid = serde_json::json!({"concepts": [
+        {"name": "Osmosis", "gist": "Water diffuses across a membrane.", "definition": "diffusion of water",
+         "builds_on": ["Diffusion"], "pages": [2, 7]},
+        {"name": "Diffusion", "gist": "Particles spread out.", "definition": "movement down a gradient",
+         "builds_on": ["Osmosis", "Thermodynamics"], "pages": [5]},
+        {"name": "Review questions", "gist": "x", "pages": [2]}
+    ]})
+    .to_string();
+    let (url, seen) = stub(vec![
+        "Sure! Here are the concepts: osmosis, diffusion".into(),
+        format!("```json\n{valid}\n```"),
+    ]);
+    let x = LlmExtractor::new(LlmConfig::new(url, "tutor-extractor")).unwrap();
+    let concepts = x.extract("transport.md", &pages()).unwrap();
+
+    let names: Vec<&str> = concepts.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["Osmosis", "Diffusion"],
+        "the section title is rejected"
+    );
+    assert_eq!(concepts[0].pages, [2], "page 7 does not exist");
+    assert_eq!(
+        concepts[1].pages,
+        [1, 2],
+        "page 5 does not exist: the pages where the name stands instead"
+    );
+    assert_eq!(
+        concepts[1].builds_on,
+        ["Osmosis"],
+        "builds-on only from the file's own list"
+    );
+
+    // What we sent: the model, a system instruction, the file with page markers; then the retry naming the problem.
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 2, "exactly one retry");
+    assert_eq!(seen[0]["model"], "tutor-extractor");
+    let user = seen[0]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        user.contains("File: transport.md") && user.contains("=== page 2 ==="),
+        "{user}"
+    );
+    let retry = seen[1]["messages"][3]["content"].as_str().unwrap();
+    assert!(retry.contains("could not be used"), "{retry}");
+
+    // The model's cycle (osmosis ⇄ diffusion) is broken and reported, never a panic.
+    let mut map = ConceptMap::new();
+    map.merge_file(
+        "transport.md",
+        Some(1),
+        &concepts,
+        &|_, _| 0.0,
+        f32::INFINITY,
+    );
+    let order = teaching_order(&map);
+    assert_eq!(order.broken.len(), 1, "{order:?}");
+    assert_eq!(order.layers.iter().map(Vec::len).sum::<usize>(), 2);
+}
+
+#[test]
+fn two_invalid_answers_are_an_error_that_says_so() {
+    let (url, _) = stub(vec!["not json".into(), "{\"concepts\": 3}".into()]);
+    let x = LlmExtractor::new(LlmConfig::new(url, "m")).unwrap();
+    let err = x.extract("a.md", &pages()).unwrap_err().to_string();
+    assert!(err.contains("invalid twice"), "{err}");
+}
