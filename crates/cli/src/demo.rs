@@ -8,7 +8,7 @@ use tm_model::subject::SubjectKey;
 use tm_store::Store;
 
 /// The sample subject: its history and the files the history names.
-const SAMPLE: &[(&str, &str)] = &[
+pub(crate) const SAMPLE: &[(&str, &str)] = &[
     (
         "history.jsonl",
         include_str!("../../../examples/cell-biology/history.jsonl"),
