@@ -64,11 +64,13 @@ pub fn import_file(
     import_bytes(store, &path.display().to_string(), &bytes, base, progress)
 }
 
-/// [`import_file`] with a chosen concept extractor (the generative pass, say).
+/// [`import_file`] with a chosen concept extractor (the generative pass, say)
+/// and, optionally, merging by embedding similarity.
 pub fn import_file_with(
     store: &mut Store,
     path: &Path,
     extractor: &dyn ConceptExtractor,
+    similarity: Option<&Similarity<'_>>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ImportReport> {
     let bytes = std::fs::read(path).map_err(|e| Error::Io {
@@ -76,12 +78,13 @@ pub fn import_file_with(
         source: e,
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
-    import_bytes_with(
+    import_bytes_merging(
         store,
         &path.display().to_string(),
         &bytes,
         base,
         extractor,
+        similarity,
         progress,
     )
 }
@@ -113,6 +116,27 @@ pub fn import_bytes_with(
     bytes: &[u8],
     base: &Path,
     extractor: &dyn ConceptExtractor,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<ImportReport> {
+    import_bytes_merging(store, source, bytes, base, extractor, None, progress)
+}
+
+/// How concepts of different files are joined beyond their canonical names:
+/// an embedder and the cosine above which two names are one concept (SPEC §4:
+/// 0.86 for all-MiniLM-L6-v2).
+pub struct Similarity<'a> {
+    pub embedder: &'a dyn tm_embed::Embedder,
+    pub threshold: f32,
+}
+
+/// [`import_bytes_with`], also merging concepts by embedding similarity.
+pub fn import_bytes_merging(
+    store: &mut Store,
+    source: &str,
+    bytes: &[u8],
+    base: &Path,
+    extractor: &dyn ConceptExtractor,
+    similarity: Option<&Similarity<'_>>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ImportReport> {
     let history = history::parse(source, bytes)?;
@@ -190,6 +214,8 @@ pub fn import_bytes_with(
         };
         let mut map = crate::map::load(tx.latest_map(&subject)?.as_deref())?;
         let mut map_changed = false;
+        let names = crate::map::NameVectors::new(similarity.map(|s| s.embedder));
+        let threshold = similarity.map_or(f32::INFINITY, |s| s.threshold);
         for (i, (event, file)) in history.events.iter().zip(&loaded).enumerate() {
             let ikey = import_key(event, file.as_ref());
             if tx.has_import_key(&subject, &ikey)? {
@@ -199,6 +225,8 @@ pub fn import_bytes_with(
                     map: &mut map,
                     map_changed: &mut map_changed,
                     report: &mut report,
+                    names: &names,
+                    threshold,
                 };
                 apply(tx, &subject, event, file.as_ref(), ikey, &mut ctx)
                     .map_err(|e| e.at_line(source, event.line))?;
@@ -275,6 +303,8 @@ struct Applying<'a> {
     map: &'a mut ConceptMap,
     map_changed: &'a mut bool,
     report: &'a mut ImportReport,
+    names: &'a crate::map::NameVectors<'a>,
+    threshold: f32,
 }
 
 fn apply(
@@ -314,8 +344,13 @@ fn apply(
             let added = tx.add_file(subject, name, &f.bytes, f.format, &f.pages, event.at)?;
             let v = added.version();
             if let (FileAdded::New { .. }, Some(concepts)) = (&added, &f.concepts) {
-                ctx.map
-                    .merge_file(name, Some(v.id), concepts, &|_, _| 0.0, f32::INFINITY);
+                ctx.map.merge_file(
+                    name,
+                    Some(v.id),
+                    concepts,
+                    &|a, b| ctx.names.cosine(a, b),
+                    ctx.threshold,
+                );
                 *ctx.map_changed = true;
             }
             let summary = match &added {

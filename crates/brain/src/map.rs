@@ -44,3 +44,38 @@ pub fn named_in(map: &ConceptMap, text: &str) -> Vec<String> {
         .map(|n| n.name.clone())
         .collect()
 }
+
+/// Concept names' vectors, embedded once each, for merging by similarity.
+/// Without an embedder every similarity is 0: concepts join by name only.
+pub struct NameVectors<'a> {
+    embedder: Option<&'a dyn tm_embed::Embedder>,
+    cache: std::cell::RefCell<std::collections::HashMap<String, Option<Vec<f32>>>>,
+}
+
+impl<'a> NameVectors<'a> {
+    pub fn new(embedder: Option<&'a dyn tm_embed::Embedder>) -> Self {
+        NameVectors {
+            embedder,
+            cache: Default::default(),
+        }
+    }
+
+    fn vector(&self, name: &str) -> Option<Vec<f32>> {
+        let e = self.embedder?;
+        if let Some(v) = self.cache.borrow().get(name) {
+            return v.clone();
+        }
+        // An embedding failure means "not similar", never a failed import.
+        let v = e.embed_one(name).ok();
+        self.cache.borrow_mut().insert(name.to_string(), v.clone());
+        v
+    }
+
+    /// Cosine of two names' vectors (0 when either cannot be embedded).
+    pub fn cosine(&self, a: &str, b: &str) -> f32 {
+        match (self.vector(a), self.vector(b)) {
+            (Some(x), Some(y)) => tm_embed::cosine(&x, &y),
+            _ => 0.0,
+        }
+    }
+}

@@ -315,3 +315,64 @@ fn teaching_through_the_cli_path_attaches_to_the_named_concept_and_a_question_do
     );
     assert!(tm_model::teaching::teaching("¿Recuerdas qué es la membrana?").is_none());
 }
+
+/// Gives two spellings of one idea the same vector, everything else its own.
+struct Synonyms;
+impl tm_embed::Embedder for Synonyms {
+    fn name(&self) -> &str {
+        "synonyms"
+    }
+    fn dim(&self) -> usize {
+        3
+    }
+    fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        Ok(texts
+            .iter()
+            .map(|t| match tm_model::lang::canonical_key(t).as_str() {
+                "plasma membrane" | "cell membrane" => vec![1.0, 0.0, 0.0],
+                "osmosis" => vec![0.0, 1.0, 0.0],
+                _ => vec![0.0, 0.0, 1.0],
+            })
+            .collect())
+    }
+}
+
+#[test]
+fn concepts_of_different_files_merge_by_embedding_similarity_above_the_threshold() {
+    let history = lines(&[
+        r##"{"type":"file","at":"2026-03-02T09:00:00Z","name":"a.md","content":"# Cell membrane\nThe **cell membrane** is the barrier around a cell."}"##,
+        r##"{"type":"file","at":"2026-03-03T09:00:00Z","name":"b.md","content":"# Plasma membrane\nThe **plasma membrane** is the barrier around a cell."}"##,
+    ]);
+    let count = |sim: Option<&tm_brain::import::Similarity<'_>>| {
+        let mut store = Store::open_in_memory().unwrap();
+        let x = tm_ingest::extract::OfflineExtractor::default();
+        tm_brain::import::import_bytes_merging(
+            &mut store,
+            "h",
+            history.as_bytes(),
+            Path::new("."),
+            &x,
+            sim,
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let subject = store.require_subject(&key()).unwrap();
+        let map = tm_brain::map::load(store.latest_map(&subject).unwrap().as_deref()).unwrap();
+        let membranes: Vec<_> = map
+            .nodes()
+            .iter()
+            .filter(|n| n.name.contains("membrane"))
+            .collect();
+        (
+            membranes.len(),
+            membranes.iter().map(|n| n.sources.len()).max().unwrap_or(0),
+        )
+    };
+    assert_eq!(count(None), (2, 1), "by name alone they stay apart");
+    let e = Synonyms;
+    let sim = tm_brain::import::Similarity {
+        embedder: &e,
+        threshold: 0.86,
+    };
+    assert_eq!(count(Some(&sim)), (1, 2), "one node, both files listed");
+}

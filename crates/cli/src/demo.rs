@@ -52,10 +52,12 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
     let history = dir.path().join("history.jsonl");
 
     println!("== Importing the sample subject into {}", db.display());
+    let recaller = crate::recaller(embedder, model_dir)?;
     let report = crate::import_with_progress(
         &mut store,
         &history,
         &tm_ingest::extract::OfflineExtractor::default(),
+        Some(&recaller),
     )?;
     println!(
         "{}: {} events → {} episodes, {} file versions",
@@ -65,6 +67,7 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
         &mut store,
         &history,
         &tm_ingest::extract::OfflineExtractor::default(),
+        Some(&recaller),
     )?;
     println!(
         "importing the same history again: already imported = {}",
@@ -73,7 +76,6 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
 
     let key = SubjectKey::parse(&report.subject)?;
     let subject = store.require_subject(&key)?;
-    let recaller = crate::recaller(embedder, model_dir)?;
     let embedded = crate::embed_with_progress(&recaller, &mut store, &subject)?;
     println!(
         "{embedded} episodes embedded with {}",

@@ -166,7 +166,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let recaller = recaller(&cli.embedder, cli.model_dir.as_deref())?;
             let extractor = extractor(&cli.extractor)?;
             for file in files {
-                let report = import_with_progress(&mut store, &file, &*extractor)?;
+                let report = import_with_progress(&mut store, &file, &*extractor, Some(&recaller))?;
                 let subject = store.require_subject(&SubjectKey::parse(&report.subject)?)?;
                 embed_with_progress(&recaller, &mut store, &subject)?;
                 if json {
@@ -346,7 +346,16 @@ pub(crate) fn import_with_progress(
     store: &mut Store,
     file: &Path,
     extractor: &dyn tm_ingest::extract::ConceptExtractor,
+    recaller: Option<&tm_brain::recall::Recaller>,
 ) -> Result<tm_brain::import::ImportReport> {
+    // SPEC §4: names above 0.86 cosine are one concept, on the neural model;
+    // the hashing embedder's cosines are not meaning, so it merges by name only.
+    let similarity = recaller
+        .filter(|r| !r.embedder().name().starts_with("hash"))
+        .map(|r| tm_brain::import::Similarity {
+            embedder: r.embedder(),
+            threshold: 0.86,
+        });
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} events")
@@ -354,10 +363,16 @@ pub(crate) fn import_with_progress(
             .progress_chars("=> "),
     );
     bar.set_message(file.display().to_string());
-    let report = tm_brain::import::import_file_with(store, file, extractor, &mut |done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    });
+    let report = tm_brain::import::import_file_with(
+        store,
+        file,
+        extractor,
+        similarity.as_ref(),
+        &mut |done, total| {
+            bar.set_length(total as u64);
+            bar.set_position(done as u64);
+        },
+    );
     bar.finish_and_clear();
     Ok(report?)
 }
