@@ -14,7 +14,9 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
-use tm_model::beliefs::{Routing, route_in_map};
+use tm_model::beliefs::{
+    CheckFact, Routing, apply_check, predicted_mastery, route_in_map, subject_of,
+};
 use tm_model::episodes::{Evidence, Hash, Kind, one_line, salience};
 use tm_model::map::{ConceptMap, TeachOutcome};
 use tm_model::teaching::teaching;
@@ -316,6 +318,7 @@ fn apply(
     ctx: &mut Applying<'_>,
 ) -> Result<()> {
     let report = &mut *ctx.report;
+    let mut pending_check = None;
     let mut data = serde_json::Map::new();
     let mut evidence = Vec::new();
     let mut concepts = Vec::new();
@@ -455,19 +458,34 @@ fn apply(
             if let Some(e) = evaluation {
                 data.insert("evaluation".into(), e.clone().into());
             }
-            if let Some(p) = predicted {
-                data.insert("predicted".into(), (*p).into());
+            let routing = route_in_map(topic, evaluation.as_deref(), ctx.map);
+            // The mastery predicted before the check (SPEC §5, for calibration):
+            // the history's, else the current belief's confidence at this instant.
+            let current = match subject_of(&routing) {
+                Some((about, _, _)) => tx.current_belief(subject, &about)?,
+                None => None,
+            };
+            match predicted {
+                Some(p) => {
+                    data.insert("predicted".into(), (*p).into());
+                }
+                None => {
+                    data.insert(
+                        "predicted".into(),
+                        predicted_mastery(current.as_ref()).into(),
+                    );
+                    data.insert("predicted_from".into(), "belief".into());
+                }
             }
             // Concepts touched by this check under today's routing (SPEC §5);
             // beliefs re-route from topic and evaluation, never from this.
-            if let Routing::Concept { name, .. } =
-                route_in_map(topic, evaluation.as_deref(), ctx.map)
-            {
-                if *verdict == tm_model::episodes::Verdict::Right && ctx.map.confirm(&name) {
+            if let Routing::Concept { name, .. } = &routing {
+                if *verdict == tm_model::episodes::Verdict::Right && ctx.map.confirm(name) {
                     *ctx.map_changed = true;
                 }
-                concepts.push(name);
+                concepts.push(name.clone());
             }
+            pending_check = Some((routing, *verdict, current));
             let summary = one_line(
                 &format!("Check on {topic}: {}", verdict.as_str()),
                 SUMMARY_CHARS,
@@ -509,8 +527,21 @@ fn apply(
         external_id: event.id.clone(),
         import_key: Some(import_key),
     };
-    tx.append(subject, &episode)?;
+    let appended = tx.append(subject, &episode)?;
     report.appended += 1;
+    if let Some((routing, verdict, current)) = pending_check {
+        let fact = CheckFact {
+            episode_id: appended.id,
+            at: event.at,
+            verdict,
+            routing,
+        };
+        let next =
+            apply_check(current.as_ref(), &fact).map_err(|e| Error::Invalid(e.to_string()))?;
+        if let Some(b) = next {
+            tx.insert_belief(subject, &b, current.and_then(|c| c.id))?;
+        }
+    }
     Ok(())
 }
 

@@ -2,6 +2,7 @@
 //! histories, and (in later layers) builds a block under a deadline and runs
 //! the night. It owns no storage format and no user interface.
 
+pub mod beliefs;
 pub mod history;
 pub mod import;
 pub mod map;

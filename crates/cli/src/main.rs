@@ -97,6 +97,24 @@ enum Command {
         /// The learner's message.
         text: String,
     },
+    /// What the tutor currently believes about the learner, with honest check counts.
+    Beliefs {
+        #[arg(long)]
+        subject: String,
+        /// Walk the history of the belief about this concept or topic.
+        #[arg(long)]
+        history: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Retire every current belief and replay the recorded checks under today's rules.
+    Rederive {
+        #[arg(long)]
+        subject: String,
+        /// When the re-derivation happens (RFC 3339), recorded on the retired rows.
+        #[arg(long)]
+        at: String,
+    },
     /// Rebuild every episode vector that the current embedder did not make.
     Reembed {
         /// Only this subject (default: every subject).
@@ -312,6 +330,70 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 } else {
                     named.join(", ")
                 }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Beliefs {
+            subject,
+            history,
+            json,
+        } => {
+            let store = open(&cli.db)?;
+            let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
+            if let Some(about) = history {
+                let rows =
+                    store.belief_history(&subject, &tm_model::lang::canonical_key(&about))?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&rows)?);
+                } else if rows.is_empty() {
+                    println!("no belief about {about:?} has been recorded");
+                } else {
+                    for line in tm_model::beliefs::render_history(&rows) {
+                        println!("{line}");
+                    }
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let current = store.current_beliefs(&subject)?;
+            let counts = tm_brain::beliefs::counts(&store, &subject)?;
+            if json {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(
+                        &serde_json::json!({"current": current, "checks": counts})
+                    )?
+                );
+            } else {
+                for b in &current {
+                    let about = b.concept.as_deref().unwrap_or(&b.subject_key);
+                    let marks = match (b.unmapped, b.flagged) {
+                        (true, true) => " [topic outside the map; decayed, to reconfirm]",
+                        (true, false) => " [topic outside the map]",
+                        (false, true) => " [decayed, to reconfirm]",
+                        _ => "",
+                    };
+                    println!(
+                        "- {} {about} ({:.2}){marks}",
+                        b.claim.as_str(),
+                        b.confidence
+                    );
+                }
+                if current.is_empty() {
+                    println!("no current beliefs");
+                }
+                if let Some(s) = counts.sentence {
+                    println!("{s}");
+                }
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Rederive { subject, at } => {
+            let mut store = open(&cli.db)?;
+            let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
+            let r = tm_brain::beliefs::rederive(&mut store, &subject, parse_instant(&at)?)?;
+            println!(
+                "{}: {} beliefs retired, {} re-derived from {} recorded checks (episodes untouched)",
+                subject.key, r.retired, r.derived, r.checks
             );
             Ok(ExitCode::SUCCESS)
         }

@@ -7,6 +7,7 @@
 //! (threads or processes) queue instead of forking a chain, and a failure or a
 //! killed process leaves nothing half-written.
 
+mod beliefs;
 mod chain;
 mod recall;
 mod schema;

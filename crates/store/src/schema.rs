@@ -140,4 +140,32 @@ BEGIN SELECT RAISE(ABORT, 'concept map snapshots are append-only'); END;
 CREATE TRIGGER concept_maps_no_delete BEFORE DELETE ON concept_maps
 BEGIN SELECT RAISE(ABORT, 'concept map snapshots are append-only'); END;
 "#,
+    // 4: beliefs. A row is never changed into another claim: a change is a
+    //    new row, and the old one's `superseded_by` is set once to point at it.
+    r#"
+CREATE TABLE beliefs (
+    id             INTEGER PRIMARY KEY,
+    subject_id     INTEGER NOT NULL REFERENCES subjects(id),
+    about          TEXT NOT NULL,              -- canonical key of the concept or unmapped topic
+    concept        TEXT,                       -- display name
+    unmapped       INTEGER NOT NULL,
+    claim          TEXT NOT NULL,              -- understands | still learning | struggles with | retired
+    confidence     REAL NOT NULL,
+    alpha          REAL NOT NULL,
+    beta           REAL NOT NULL,
+    support        TEXT NOT NULL,              -- JSON array of episode ids
+    created_at     INTEGER NOT NULL,
+    reason         TEXT NOT NULL,
+    flagged        INTEGER NOT NULL,
+    superseded_by  INTEGER REFERENCES beliefs(id)
+);
+CREATE INDEX beliefs_by_about ON beliefs (subject_id, about, id);
+CREATE TRIGGER beliefs_fixed BEFORE UPDATE OF id, subject_id, about, concept, unmapped, claim, confidence, alpha, beta,
+    support, created_at, reason, flagged ON beliefs
+BEGIN SELECT RAISE(ABORT, 'beliefs are never updated in place: insert a new row and point the old one at it'); END;
+CREATE TRIGGER beliefs_pointer_once BEFORE UPDATE OF superseded_by ON beliefs WHEN OLD.superseded_by IS NOT NULL
+BEGIN SELECT RAISE(ABORT, 'a belief is superseded once'); END;
+CREATE TRIGGER beliefs_no_delete BEFORE DELETE ON beliefs
+BEGIN SELECT RAISE(ABORT, 'beliefs are never deleted: retire them'); END;
+"#,
 ];

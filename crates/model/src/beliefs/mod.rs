@@ -101,7 +101,8 @@ pub enum Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// What the tutor thinks of the learner on one subject.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Claim {
     Understands,
     StillLearning,
@@ -146,7 +147,7 @@ impl Claim {
 
 /// One belief row as stored. `id` and `superseded_by` are the store's; every
 /// other field is fixed at insert.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct BeliefRow {
     pub id: Option<i64>,
     /// Canonical key of the concept's name, or of the unmapped topic.

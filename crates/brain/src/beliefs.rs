@@ -1,0 +1,108 @@
+//! Beliefs as the brain keeps them: counted honestly and re-derived from the
+//! recorded checks under today's rules, never by touching an episode.
+
+use crate::Result;
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use tm_model::beliefs::{
+    CheckCounts, RecordedCheck, Routing, concept_names, honest_sentence, rederive as replay, retire,
+};
+use tm_model::episodes::{Kind, Verdict};
+use tm_store::{Store, Subject};
+
+/// Every check of the subject, in time order, as the rules read it.
+pub fn recorded_checks(store: &Store, subject: &Subject) -> Result<Vec<RecordedCheck>> {
+    let mut checks = Vec::new();
+    for e in store.episodes(subject, 1, usize::MAX)? {
+        if e.kind != Kind::Check {
+            continue;
+        }
+        let verdict = match e.data.get("verdict").and_then(|v| v.as_str()) {
+            Some("right") => Verdict::Right,
+            Some("partial") => Verdict::Partial,
+            Some("wrong") => Verdict::Wrong,
+            _ => continue,
+        };
+        checks.push(RecordedCheck {
+            episode_id: e.id,
+            at: e.at,
+            verdict,
+            topic: e
+                .data
+                .get("topic")
+                .and_then(|v| v.as_str())
+                .unwrap_or_default()
+                .to_string(),
+            evaluation: e
+                .data
+                .get("evaluation")
+                .and_then(|v| v.as_str())
+                .map(str::to_string),
+        });
+    }
+    checks.sort_by_key(|c| (c.at, c.episode_id));
+    Ok(checks)
+}
+
+/// How the subject's checks route under today's map and rules, and the sentence
+/// that says so honestly ("32 checks are recorded, but none could yet be linked…").
+#[derive(Debug, Clone, Serialize)]
+pub struct Counts {
+    pub recorded: usize,
+    pub linked: usize,
+    pub evidence_only: usize,
+    pub unmapped: usize,
+    pub sentence: Option<String>,
+}
+
+pub fn counts(store: &Store, subject: &Subject) -> Result<Counts> {
+    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+    let names = concept_names(&map);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let routings: Vec<Routing> = recorded_checks(store, subject)?
+        .iter()
+        .map(|c| c.fact(&names).routing)
+        .collect();
+    let c = CheckCounts::tally(&routings);
+    Ok(Counts {
+        recorded: c.recorded,
+        linked: c.linked,
+        evidence_only: c.evidence_only,
+        unmapped: c.unmapped,
+        sentence: honest_sentence(&c),
+    })
+}
+
+/// What a re-derivation did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Rederived {
+    pub retired: usize,
+    pub derived: usize,
+    pub checks: usize,
+}
+
+/// Retires every current belief (a new "retired" row each; nothing deleted) and
+/// replays every recorded check in time order under today's rules and map.
+/// Touches no episode.
+pub fn rederive(store: &mut Store, subject: &Subject, at: DateTime<Utc>) -> Result<Rederived> {
+    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+    let names = concept_names(&map);
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let checks = recorded_checks(store, subject)?;
+    let facts: Vec<_> = checks.iter().map(|c| c.fact(&names)).collect();
+    let rows = replay(&facts);
+    store.write_with(|tx| {
+        let current = tx.current_beliefs(subject)?;
+        for b in &current {
+            tx.insert_belief(subject, &retire(b, at), b.id)?;
+        }
+        for r in &rows {
+            tx.insert_belief(subject, r, None)?;
+        }
+        Ok::<_, crate::Error>(Rederived {
+            retired: current.len(),
+            derived: rows.len(),
+            checks: checks.len(),
+        })
+    })
+}
