@@ -58,12 +58,7 @@ pub fn import_file(
     path: &Path,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<ImportReport> {
-    let bytes = std::fs::read(path).map_err(|e| Error::Io {
-        path: path.display().to_string(),
-        source: e,
-    })?;
-    let base = path.parent().unwrap_or(Path::new("."));
-    import_bytes(store, &path.display().to_string(), &bytes, base, progress)
+    import_file_with(store, path, &OfflineExtractor::default(), None, progress)
 }
 
 /// [`import_file`] with a chosen concept extractor (the generative pass, say)
