@@ -23,6 +23,8 @@ pub struct SubjectLine {
     pub key: SubjectKey,
     pub title: String,
     pub language: Option<String>,
+    /// The learner's time zone (IANA name), an optional extension of FORMATS v1.
+    pub timezone: Option<String>,
 }
 
 /// One event line, validated.
@@ -92,6 +94,8 @@ enum Line {
         title: Option<String>,
         #[serde(default)]
         language: Option<String>,
+        #[serde(default)]
+        timezone: Option<String>,
     },
     File {
         at: String,
@@ -205,6 +209,7 @@ pub fn parse(source: &str, bytes: &[u8]) -> Result<History> {
                 subject: slug,
                 title,
                 language,
+                timezone,
             } => {
                 if subject.is_some() || !events.is_empty() {
                     return Err(bad(line, "only the first line may name the subject".into()));
@@ -218,10 +223,21 @@ pub fn parse(source: &str, bytes: &[u8]) -> Result<History> {
                         format!("\"language\" is not a BCP 47 tag: {l:?}"),
                     ));
                 }
+                if let Some(tz) = &timezone
+                    && tz.parse::<chrono_tz::Tz>().is_err()
+                {
+                    return Err(bad(
+                        line,
+                        format!(
+                            "\"timezone\" is not an IANA time zone name such as Europe/Berlin: {tz:?}"
+                        ),
+                    ));
+                }
                 subject = Some(SubjectLine {
                     title: title.unwrap_or_default(),
                     key,
                     language,
+                    timezone,
                 });
                 continue;
             }

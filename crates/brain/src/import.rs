@@ -201,6 +201,11 @@ pub fn import_bytes_merging(
             history.subject.language.as_deref(),
             first_at,
         )?;
+        if let Some(tz) = &history.subject.timezone
+            && subject.timezone.as_deref() != Some(tz.as_str())
+        {
+            tx.set_timezone(&subject, tz)?;
+        }
         let mut report = ImportReport {
             subject: key_str.clone(),
             events: total,

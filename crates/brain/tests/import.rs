@@ -376,3 +376,19 @@ fn concepts_of_different_files_merge_by_embedding_similarity_above_the_threshold
     };
     assert_eq!(count(Some(&sim)), (1, 2), "one node, both files listed");
 }
+
+#[test]
+fn the_subject_line_may_name_the_learners_time_zone() {
+    let mut store = Store::open_in_memory().unwrap();
+    let text = "{\"type\":\"subject\",\"learner\":\"ana\",\"subject\":\"cells\",\"timezone\":\"Europe/Berlin\"}\n";
+    import(&mut store, text).unwrap();
+    let subject = store.require_subject(&key()).unwrap();
+    assert_eq!(subject.timezone.as_deref(), Some("Europe/Berlin"));
+    let bad = "{\"type\":\"subject\",\"learner\":\"ana\",\"subject\":\"cells\",\"timezone\":\"Mars/Olympus\"}\n";
+    match import(&mut Store::open_in_memory().unwrap(), bad) {
+        Err(Error::History {
+            line: 1, message, ..
+        }) => assert!(message.contains("IANA"), "{message}"),
+        other => panic!("expected a history error, got {other:?}"),
+    }
+}

@@ -509,8 +509,8 @@ pub struct Tx<'c> {
 }
 
 impl Tx<'_> {
-    /// The subject, created with its learner when absent. An existing subject
-    /// keeps its title and language unless they were empty.
+    /// The subject, created with its learner when absent; an existing subject
+    /// is returned as it is.
     pub fn ensure_subject(
         &mut self,
         key: &SubjectKey,
@@ -768,6 +768,15 @@ impl Tx<'_> {
             params![episode_id, kind, to_ms(at), data.to_string()],
         )?;
         Ok(self.tx.last_insert_rowid())
+    }
+
+    /// Sets the learner's time zone (an IANA name) for the subject.
+    pub fn set_timezone(&mut self, subject: &Subject, tz: &str) -> Result<()> {
+        self.tx.execute(
+            "UPDATE subjects SET timezone = ?1 WHERE id = ?2",
+            params![tz, subject.id],
+        )?;
+        Ok(())
     }
 
     /// The subject's current concept map, as seen inside this transaction.
