@@ -3,6 +3,7 @@
 //! the night. It owns no storage format and no user interface.
 
 pub mod beliefs;
+pub mod block;
 pub mod history;
 pub mod import;
 pub mod map;

@@ -79,6 +79,28 @@ enum Command {
         /// The question ("" for none).
         question: String,
     },
+    /// Build the memory block a turn's prompt would receive.
+    Block {
+        #[arg(long)]
+        subject: String,
+        /// The turn's instant (RFC 3339).
+        #[arg(long)]
+        at: String,
+        /// Token budget (o200k).
+        #[arg(long, default_value_t = tm_brain::block::DEFAULT_BUDGET)]
+        budget: usize,
+        /// Hard time cap in milliseconds; past it the block is dropped, not awaited.
+        #[arg(long, default_value_t = 2500)]
+        cap_ms: u64,
+        /// The learner's time zone (default: the subject's, else UTC).
+        #[arg(long)]
+        tz: Option<String>,
+        /// Print the block as JSON (FORMATS "Block as JSON").
+        #[arg(long)]
+        json: bool,
+        /// The learner's question.
+        question: String,
+    },
     /// Show a subject's concept map: concepts, readiness, centrality, layer, sources.
     Map {
         #[arg(long)]
@@ -291,6 +313,46 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 println!("{}", serde_json::to_string_pretty(&result)?);
             } else {
                 print_recall(&result, tz);
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Block {
+            subject,
+            at,
+            budget,
+            cap_ms,
+            tz,
+            json,
+            question,
+        } => {
+            let store = open(&cli.db)?;
+            let subject = store.require_subject(&SubjectKey::parse(&subject)?)?;
+            let tz = time_zone(tz.as_deref(), &subject)?;
+            let recaller = std::sync::Arc::new(recaller(&cli.embedder, cli.model_dir.as_deref())?);
+            let req = tm_brain::block::BlockRequest {
+                question,
+                at: parse_instant(&at)?,
+                tz,
+                budget,
+            };
+            drop(store);
+            let block = tm_brain::block::build_with_cap(
+                cli.db.clone(),
+                recaller,
+                subject,
+                req,
+                std::time::Duration::from_millis(cap_ms),
+            )?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&block)?);
+            } else if block.dropped {
+                println!("(the block was dropped: not built within {cap_ms} ms)");
+            } else {
+                println!("{}", block.block);
+                eprintln!(
+                    "{} tokens, {:.1} ms, mode {}",
+                    block.tokens, block.elapsed_ms, block.mode
+                );
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -1,0 +1,222 @@
+//! One turn's memory block: beliefs, recalled episodes, the map and the
+//! window, gathered from the stores and rendered inside a token budget, under
+//! a hard time cap. Nothing here calls a generative model.
+
+use crate::recall::{RecallQuery, Recaller};
+use crate::{Error, Result};
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use serde::Serialize;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+use tm_model::block::{
+    BeliefLine, BlockInput, EpisodeLine, MapSection, Mode, is_record_question, render,
+};
+use tm_store::{Episode, FileVersion, Store, Subject};
+
+/// Default token budget (o200k tokens).
+pub const DEFAULT_BUDGET: usize = 1_200;
+/// Default hard time cap (SPEC §6: 2.5 s).
+pub const DEFAULT_CAP: Duration = Duration::from_millis(2_500);
+/// Recalled memories offered to the renderer before the budget trims them.
+pub const RECALL_LIMIT: usize = 24;
+
+/// The block as FORMATS "Block as JSON" describes it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Block {
+    pub block: String,
+    pub mode: &'static str,
+    pub tokens: usize,
+    pub elapsed_ms: f64,
+    pub dropped: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<BlockWindow>,
+    pub recalled: Vec<RecalledRef>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BlockWindow {
+    pub from: DateTime<Utc>,
+    pub to: DateTime<Utc>,
+    pub empty: bool,
+}
+
+/// A memory that reached the block.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecalledRef {
+    pub id: i64,
+    pub external_id: Option<String>,
+    pub kind: &'static str,
+    pub at: DateTime<Utc>,
+    pub count: usize,
+    /// holds | changed | unverifiable (SPEC §8), looked up from the file versions.
+    pub citation: &'static str,
+}
+
+/// What a turn asks for.
+#[derive(Debug, Clone)]
+pub struct BlockRequest {
+    pub question: String,
+    pub at: DateTime<Utc>,
+    pub tz: Tz,
+    pub budget: usize,
+}
+
+/// Whether an episode's cited files still hold: `unverifiable` when it cites
+/// none, `changed` when any cited version was replaced or removed.
+pub fn citation(e: &Episode, versions: &[FileVersion]) -> &'static str {
+    if e.evidence.is_empty() {
+        return "unverifiable";
+    }
+    let changed = e.evidence.iter().any(|ev| {
+        versions
+            .iter()
+            .find(|v| v.id == ev.version)
+            .is_none_or(|v| {
+                v.replaced_at.is_some() || v.removed_at.is_some() || v.sha256 != ev.sha256
+            })
+    });
+    if changed { "changed" } else { "holds" }
+}
+
+/// Builds the block on the calling thread (no time cap).
+pub fn build(
+    store: &Store,
+    recaller: &Recaller,
+    subject: &Subject,
+    req: &BlockRequest,
+) -> Result<Block> {
+    let started = Instant::now();
+    let recall = recaller.recall(
+        store,
+        subject,
+        &RecallQuery {
+            question: &req.question,
+            at: req.at,
+            tz: req.tz,
+            limit: RECALL_LIMIT,
+            exclude: None,
+        },
+    )?;
+    let has_window = recall.window.is_some();
+    let mode = if is_record_question(&req.question, has_window) {
+        Mode::Record
+    } else {
+        Mode::Ordinary
+    };
+    let beliefs: Vec<BeliefLine> = store
+        .current_beliefs(subject)?
+        .into_iter()
+        .map(|b| BeliefLine {
+            text: format!(
+                "{} {}",
+                b.claim.as_str(),
+                b.concept
+                    .as_deref()
+                    .unwrap_or(&b.subject_key)
+                    .to_lowercase()
+            ),
+            confidence: b.confidence,
+        })
+        .collect();
+    let versions = store.file_versions(subject)?;
+    let mut citations = std::collections::HashMap::new();
+    let episodes: Vec<EpisodeLine> = recall
+        .ranked
+        .iter()
+        .map(|m| {
+            let c = citation(&m.episode, &versions);
+            citations.insert(m.episode.id, c);
+            EpisodeLine {
+                at: m.episode.at,
+                kind: m.episode.kind.as_str().to_string(),
+                text: m.episode.text.clone(),
+                count: m.count,
+                changed_citation: c == "changed",
+                external_id: m.episode.external_id.clone(),
+                id: m.episode.id,
+            }
+        })
+        .collect();
+    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+    let counts = crate::beliefs::counts(store, subject)?;
+    let honest_checks = counts.sentence.filter(|_| counts.linked < counts.recorded);
+    let input = BlockInput {
+        mode,
+        at: req.at,
+        beliefs,
+        episodes,
+        map: (!map.is_empty()).then(|| MapSection::from_map(&map)),
+        window: recall.window.as_ref().map(|w| (w.label.clone(), w.empty)),
+        honest_checks,
+        how_to_use: String::new(),
+        tz: req.tz,
+    };
+    let rendered = render(&input, req.budget);
+    let by_id: std::collections::HashMap<i64, &crate::recall::RecalledEpisode> =
+        recall.ranked.iter().map(|m| (m.episode.id, m)).collect();
+    let recalled = rendered
+        .included_episode_ids
+        .iter()
+        .filter_map(|id| by_id.get(id))
+        .map(|m| RecalledRef {
+            id: m.episode.id,
+            external_id: m.episode.external_id.clone(),
+            kind: m.episode.kind.as_str(),
+            at: m.episode.at,
+            count: m.count,
+            citation: citations.get(&m.episode.id).copied().unwrap_or("unchecked"),
+        })
+        .collect();
+    Ok(Block {
+        block: rendered.text,
+        mode: mode.as_str(),
+        tokens: rendered.tokens,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+        dropped: false,
+        window: recall.window.map(|w| BlockWindow {
+            from: w.from,
+            to: w.to,
+            empty: w.empty,
+        }),
+        recalled,
+    })
+}
+
+/// Builds the block off the caller's thread, on its own connection to the
+/// database file, and waits at most `cap`. Past the cap the caller gets
+/// `dropped: true` at once and the build is abandoned, never awaited.
+pub fn build_with_cap(
+    db: PathBuf,
+    recaller: Arc<Recaller>,
+    subject: Subject,
+    req: BlockRequest,
+    cap: Duration,
+) -> Result<Block> {
+    let started = Instant::now();
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let result = Store::open(&db)
+            .map_err(Error::from)
+            .and_then(|store| build(&store, &recaller, &subject, &req));
+        // The receiver may be gone (the cap passed): nothing is waiting then.
+        let _ = tx.send(result);
+    });
+    match rx.recv_timeout(cap) {
+        Ok(result) => result.map(|mut b| {
+            b.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+            b
+        }),
+        Err(_) => Ok(Block {
+            block: String::new(),
+            mode: "ordinary",
+            tokens: 0,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+            dropped: true,
+            window: None,
+            recalled: Vec::new(),
+        }),
+    }
+}

@@ -1,0 +1,137 @@
+//! The article's two scenarios at prompt level, and the time cap.
+
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+use std::time::Duration;
+use tm_brain::block::{BlockRequest, build, build_with_cap};
+use tm_brain::recall::Recaller;
+use tm_embed::HashEmbedder;
+use tm_model::subject::SubjectKey;
+use tm_store::Store;
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+}
+
+fn sample(dir: &std::path::Path) -> (std::path::PathBuf, Arc<Recaller>) {
+    let db = dir.join("b.db");
+    let mut store = Store::open(&db).unwrap();
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cell-biology/history.jsonl"
+    ));
+    tm_brain::import::import_file(&mut store, path, &mut |_, _| {}).unwrap();
+    let recaller = Arc::new(Recaller::new(Arc::new(HashEmbedder::new())));
+    let subject = store
+        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
+        .unwrap();
+    recaller
+        .embed_missing(&mut store, &subject, &mut |_, _| {})
+        .unwrap();
+    (db, recaller)
+}
+
+fn request(q: &str) -> BlockRequest {
+    BlockRequest {
+        question: q.into(),
+        at: at("2026-11-20T10:00:00Z"),
+        tz: chrono_tz::UTC,
+        budget: 1200,
+    }
+}
+
+#[test]
+fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, recaller) = sample(dir.path());
+    let store = Store::open(&db).unwrap();
+    let subject = store
+        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
+        .unwrap();
+
+    let july = build(
+        &store,
+        &recaller,
+        &subject,
+        &request("What did we cover in July?"),
+    )
+    .unwrap();
+    assert_eq!(july.mode, "record");
+    let ids: Vec<&str> = july
+        .recalled
+        .iter()
+        .filter_map(|r| r.external_id.as_deref())
+        .collect();
+    for id in ["e20", "e21", "e24"] {
+        assert!(ids.contains(&id), "{id} missing from {ids:?}");
+    }
+    assert!(
+        july.recalled
+            .iter()
+            .all(|r| r.at.format("%Y-%m").to_string() == "2026-07"),
+        "{ids:?}"
+    );
+    assert!(
+        !ids.contains(&"e29"),
+        "the September narration of July is not a July memory"
+    );
+    assert!(july.tokens <= 1200);
+
+    let may = build(&store, &recaller, &subject, &request("¿Qué vimos en mayo?")).unwrap();
+    assert!(may.window.as_ref().unwrap().empty);
+    assert!(
+        may.recalled.is_empty(),
+        "nothing recalled from outside the month"
+    );
+    assert!(
+        may.block
+            .contains("There is no record of any work with this student in May 2026."),
+        "{}",
+        may.block
+    );
+}
+
+#[test]
+fn a_changed_citation_is_labelled_and_a_block_past_its_cap_is_dropped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, recaller) = sample(dir.path());
+    let store = Store::open(&db).unwrap();
+    let subject = store
+        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
+        .unwrap();
+    // Answers before 1 Oct cite cells.md version 1, replaced that day.
+    let b = build(
+        &store,
+        &recaller,
+        &subject,
+        &request("What does the cell membrane do?"),
+    )
+    .unwrap();
+    let changed: Vec<_> = b
+        .recalled
+        .iter()
+        .filter(|r| r.citation == "changed")
+        .collect();
+    assert!(!changed.is_empty(), "{:?}", b.recalled);
+    assert!(changed.iter().all(|r| r.kind == "answer"));
+    assert!(
+        b.block
+            .contains("[note: the file cited here has since been replaced or removed]")
+    );
+    assert!(
+        b.recalled
+            .iter()
+            .filter(|r| r.kind == "check")
+            .all(|r| r.citation == "unverifiable")
+    );
+
+    let dropped = build_with_cap(
+        db,
+        recaller,
+        subject,
+        request("What is a cell?"),
+        Duration::ZERO,
+    )
+    .unwrap();
+    assert!(dropped.dropped && dropped.block.is_empty());
+}
