@@ -26,6 +26,17 @@ pub enum What {
         /// Markdown or text files to read (default: the sample subject's files).
         files: Vec<std::path::PathBuf>,
     },
+    /// Block build latency per subject size (query embedding included).
+    Block {
+        #[arg(long, value_delimiter = ',', default_value = "1000,10000,100000")]
+        episodes: Vec<usize>,
+        #[arg(long, default_value_t = 1000)]
+        turns: usize,
+        #[arg(long, default_value = "minilm")]
+        embedder: String,
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+    },
     /// Recall latency per subject size, with and without the question's embedding.
     Recall {
         /// Subject sizes (episodes), comma-separated.
@@ -46,6 +57,12 @@ pub fn run(what: What) -> Result<ExitCode> {
     match what {
         What::Chain { episodes, batch } => chain(episodes, batch.max(1)),
         What::Map { files } => map(&files),
+        What::Block {
+            episodes,
+            turns,
+            embedder,
+            model_dir,
+        } => block(&episodes, turns.max(1), &embedder, model_dir.as_deref()),
         What::Recall {
             episodes,
             turns,
@@ -262,80 +279,7 @@ fn recall(
     println!("|---|---|---|---|---|---|---|---|---|---|");
     let mut vector_cache: HashMap<String, Vec<f32>> = HashMap::new();
     for &n in sizes {
-        let dir = tempfile::tempdir()?;
-        let mut store = Store::open(dir.path().join("recall.db"))?;
-        let key = SubjectKey::parse("bench/recall")?;
-        let start = Utc
-            .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
-            .single()
-            .context("start")?;
-        let span_secs = 700 * 86_400i64;
-        let subject = store.write(|tx| tx.ensure_subject(&key, "bench", Some("en"), start))?;
-        let mut rng = Lcg(42);
-        let mut texts: Vec<(i64, String)> = Vec::with_capacity(n);
-        let mut i = 0;
-        while i < n {
-            let end = (i + 10_000).min(n);
-            let batch: Vec<NewEpisode> = (i..end)
-                .map(|j| {
-                    let t = TOPICS[rng.next(TOPICS.len())];
-                    let u = TOPICS[rng.next(TOPICS.len())];
-                    let (kind, text) = match j % 3 {
-                        0 | 1 => (
-                            Kind::Question,
-                            fill(PHRASINGS[rng.next(PHRASINGS.len())], t, u),
-                        ),
-                        _ => (Kind::Answer, fill(ANSWERS[rng.next(ANSWERS.len())], t, u)),
-                    };
-                    NewEpisode {
-                        kind,
-                        at: start + Duration::seconds(span_secs * j as i64 / n as i64),
-                        salience: salience(kind, None),
-                        summary: text.clone(),
-                        text,
-                        concepts: vec![t.to_string()],
-                        evidence: vec![],
-                        data: serde_json::Map::new(),
-                        external_id: None,
-                        import_key: None,
-                    }
-                })
-                .collect();
-            let ids = store.write(|tx| {
-                batch
-                    .iter()
-                    .map(|e| tx.append(&subject, e).map(|a| a.id))
-                    .collect::<tm_store::Result<Vec<_>>>()
-            })?;
-            texts.extend(ids.into_iter().zip(batch.into_iter().map(|e| e.text)));
-            i = end;
-        }
-        // Vectors: each distinct text is embedded once (a repeated text has the same vector).
-        let distinct: Vec<String> = {
-            let mut d: Vec<String> = texts
-                .iter()
-                .map(|(_, t)| t.clone())
-                .filter(|t| !vector_cache.contains_key(t))
-                .collect();
-            d.sort();
-            d.dedup();
-            d
-        };
-        for chunk in distinct.chunks(32) {
-            let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
-            let vs = recaller.embedder().embed(&refs)?;
-            for (t, v) in chunk.iter().zip(vs) {
-                vector_cache.insert(t.clone(), v);
-            }
-        }
-        let vectors: Vec<(i64, Vec<f32>)> = texts
-            .iter()
-            .filter_map(|(id, t)| vector_cache.get(t).map(|v| (*id, v.clone())))
-            .collect();
-        let name = recaller.embedder().name().to_string();
-        store.write(|tx| tx.put_vectors(&subject, &name, &vectors))?;
-
-        let at = start + Duration::seconds(span_secs + 86_400);
+        let (_dir, store, subject, at) = generated_subject(n, &recaller, &mut vector_cache)?;
         let mut plain = Vec::with_capacity(turns);
         let mut full = Vec::with_capacity(turns);
         let mut cands = 0usize;
@@ -479,5 +423,146 @@ fn map(files: &[std::path::PathBuf]) -> Result<ExitCode> {
         map.len(),
         order.layers.len()
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A generated subject of `n` episodes over two years, embedded (each distinct
+/// text once), in a temporary database; and the instant a day after its end.
+fn generated_subject(
+    n: usize,
+    recaller: &tm_brain::recall::Recaller,
+    vector_cache: &mut std::collections::HashMap<String, Vec<f32>>,
+) -> Result<(
+    tempfile::TempDir,
+    Store,
+    tm_store::Subject,
+    chrono::DateTime<Utc>,
+)> {
+    let dir = tempfile::tempdir()?;
+    let mut store = Store::open(dir.path().join("recall.db"))?;
+    let key = SubjectKey::parse("bench/recall")?;
+    let start = Utc
+        .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
+        .single()
+        .context("start")?;
+    let span_secs = 700 * 86_400i64;
+    let subject = store.write(|tx| tx.ensure_subject(&key, "bench", Some("en"), start))?;
+    let mut rng = Lcg(42);
+    let mut texts: Vec<(i64, String)> = Vec::with_capacity(n);
+    let mut i = 0;
+    while i < n {
+        let end = (i + 10_000).min(n);
+        let batch: Vec<NewEpisode> = (i..end)
+            .map(|j| {
+                let t = TOPICS[rng.next(TOPICS.len())];
+                let u = TOPICS[rng.next(TOPICS.len())];
+                let (kind, text) = match j % 3 {
+                    0 | 1 => (
+                        Kind::Question,
+                        fill(PHRASINGS[rng.next(PHRASINGS.len())], t, u),
+                    ),
+                    _ => (Kind::Answer, fill(ANSWERS[rng.next(ANSWERS.len())], t, u)),
+                };
+                NewEpisode {
+                    kind,
+                    at: start + Duration::seconds(span_secs * j as i64 / n as i64),
+                    salience: salience(kind, None),
+                    summary: text.clone(),
+                    text,
+                    concepts: vec![t.to_string()],
+                    evidence: vec![],
+                    data: serde_json::Map::new(),
+                    external_id: None,
+                    import_key: None,
+                }
+            })
+            .collect();
+        let ids = store.write(|tx| {
+            batch
+                .iter()
+                .map(|e| tx.append(&subject, e).map(|a| a.id))
+                .collect::<tm_store::Result<Vec<_>>>()
+        })?;
+        texts.extend(ids.into_iter().zip(batch.into_iter().map(|e| e.text)));
+        i = end;
+    }
+    // Vectors: each distinct text is embedded once (a repeated text has the same vector).
+    let distinct: Vec<String> = {
+        let mut d: Vec<String> = texts
+            .iter()
+            .map(|(_, t)| t.clone())
+            .filter(|t| !vector_cache.contains_key(t))
+            .collect();
+        d.sort();
+        d.dedup();
+        d
+    };
+    for chunk in distinct.chunks(32) {
+        let refs: Vec<&str> = chunk.iter().map(String::as_str).collect();
+        let vs = recaller.embedder().embed(&refs)?;
+        for (t, v) in chunk.iter().zip(vs) {
+            vector_cache.insert(t.clone(), v);
+        }
+    }
+    let vectors: Vec<(i64, Vec<f32>)> = texts
+        .iter()
+        .filter_map(|(id, t)| vector_cache.get(t).map(|v| (*id, v.clone())))
+        .collect();
+    let name = recaller.embedder().name().to_string();
+    store.write(|tx| tx.put_vectors(&subject, &name, &vectors))?;
+
+    Ok((
+        dir,
+        store,
+        subject,
+        start + Duration::seconds(span_secs + 86_400),
+    ))
+}
+
+fn block(
+    sizes: &[usize],
+    turns: usize,
+    embedder: &str,
+    model_dir: Option<&std::path::Path>,
+) -> Result<ExitCode> {
+    let recaller = crate::recaller(embedder, model_dir)?;
+    println!("machine: {}", machine());
+    println!("embedder: {}", recaller.embedder().name());
+    println!("| episodes | turns | p50 | p90 | p95 | p99 | max | tokens (mean) |");
+    println!("|---|---|---|---|---|---|---|---|");
+    let mut vector_cache = std::collections::HashMap::new();
+    for &n in sizes {
+        let (_dir, store, subject, at) = generated_subject(n, &recaller, &mut vector_cache)?;
+        let req = |q: &str| tm_brain::block::BlockRequest {
+            question: q.to_string(),
+            at,
+            tz: chrono_tz::UTC,
+            budget: tm_brain::block::DEFAULT_BUDGET,
+        };
+        tm_brain::block::build(&store, &recaller, &subject, &req(QUESTIONS[0]))?;
+        let mut times = Vec::with_capacity(turns);
+        let mut tokens = 0;
+        for k in 0..turns {
+            let t = Instant::now();
+            let b = tm_brain::block::build(
+                &store,
+                &recaller,
+                &subject,
+                &req(QUESTIONS[k % QUESTIONS.len()]),
+            )?;
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+            tokens += b.tokens;
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "| {n} | {turns} | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {:.1} ms | {} |",
+            percentile(&times, 0.5),
+            percentile(&times, 0.9),
+            percentile(&times, 0.95),
+            percentile(&times, 0.99),
+            times.last().copied().unwrap_or(0.0),
+            tokens / turns
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
