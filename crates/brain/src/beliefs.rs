@@ -13,10 +13,7 @@ use tm_store::{Store, Subject};
 /// Every check of the subject, in time order, as the rules read it.
 pub fn recorded_checks(store: &Store, subject: &Subject) -> Result<Vec<RecordedCheck>> {
     let mut checks = Vec::new();
-    for e in store.episodes(subject, 1, usize::MAX)? {
-        if e.kind != Kind::Check {
-            continue;
-        }
+    for e in store.episodes_of_kind(subject, Kind::Check)? {
         let verdict = match e.data.get("verdict").and_then(|v| v.as_str()) {
             Some("right") => Verdict::Right,
             Some("partial") => Verdict::Partial,

@@ -323,6 +323,15 @@ impl Store {
         rows.map(|r| r?).collect()
     }
 
+    /// The subject's episodes of one kind, in chain order.
+    pub fn episodes_of_kind(&self, subject: &Subject, kind: Kind) -> Result<Vec<Episode>> {
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?1 AND kind = ?2 ORDER BY seq"
+        ))?;
+        let rows = stmt.query_map(params![subject.id, kind.as_str()], episode_row)?;
+        rows.map(|r| r?).collect()
+    }
+
     /// How many episodes the subject's chain holds.
     pub fn episode_count(&self, subject: &Subject) -> Result<u64> {
         let n: i64 = self.conn.query_row(
