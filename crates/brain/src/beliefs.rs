@@ -8,6 +8,7 @@ use tm_model::beliefs::{
     CheckCounts, RecordedCheck, Routing, concept_names, honest_sentence, rederive as replay, retire,
 };
 use tm_model::episodes::{Kind, Verdict};
+use tm_model::map::ConceptMap;
 use tm_store::{Store, Subject};
 
 /// Every check of the subject, in time order, as the rules read it.
@@ -52,9 +53,8 @@ pub struct Counts {
     pub sentence: Option<String>,
 }
 
-pub fn counts(store: &Store, subject: &Subject) -> Result<Counts> {
-    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
-    let names = concept_names(&map);
+pub fn counts(store: &Store, subject: &Subject, map: &ConceptMap) -> Result<Counts> {
+    let names = concept_names(map);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let routings: Vec<Routing> = recorded_checks(store, subject)?
         .iter()

@@ -141,7 +141,7 @@ pub fn build(
         })
         .collect();
     let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
-    let counts = crate::beliefs::counts(store, subject)?;
+    let counts = crate::beliefs::counts(store, subject, &map)?;
     let honest_checks = counts.sentence.filter(|_| counts.linked < counts.recorded);
     let input = BlockInput {
         mode,

@@ -32,17 +32,36 @@ pub fn extract(name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>> {
 /// The map's concepts a text names (canonical name or alias as whole words),
 /// in map order: the concepts a question or an answer touches.
 pub fn named_in(map: &ConceptMap, text: &str) -> Vec<String> {
-    let text = format!(" {} ", canonical_key(text));
+    let words = Words::of(text);
     map.nodes()
         .iter()
         .filter(|n| {
-            std::iter::once(&n.name).chain(&n.aliases).any(|name| {
-                let k = canonical_key(name);
-                !k.is_empty() && text.contains(&format!(" {k} "))
-            })
+            std::iter::once(&n.name)
+                .chain(&n.aliases)
+                .any(|name| words.name(name))
         })
         .map(|n| n.name.clone())
         .collect()
+}
+
+/// A text folded with `canonical_key`, asked whether a name occurs in it as
+/// whole words (exact name match only: no fuzzy matching).
+pub struct Words(String);
+
+impl Words {
+    pub fn of(text: &str) -> Words {
+        Words(format!(" {} ", canonical_key(text)))
+    }
+
+    /// Whether `name` (any spelling; folded here) occurs as whole words.
+    pub fn name(&self, name: &str) -> bool {
+        self.key(&canonical_key(name))
+    }
+
+    /// Whether an already canonical key occurs as whole words.
+    pub fn key(&self, key: &str) -> bool {
+        !key.is_empty() && self.0.contains(&format!(" {key} "))
+    }
 }
 
 /// Concept names' vectors, embedded once each, for merging by similarity.

@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tm_embed::Embedder;
 use tm_model::episodes::Kind;
-use tm_model::lang::canonical_key;
 use tm_model::recall::{
     Basis, Candidate, RecallParams, collapse_key, distinctive_terms, fts5_query, narrates_period,
     recall,
@@ -449,11 +448,11 @@ impl Recaller {
 /// canonical name occurs in the question as whole words. (The concept map
 /// will add routing by the question vector.)
 fn route(store: &Store, subject: &Subject, question: &str) -> Result<Vec<String>> {
-    let q = format!(" {} ", canonical_key(question));
+    let words = crate::map::Words::of(question);
     Ok(store
         .concept_keys(subject)?
         .into_iter()
-        .filter(|k| !k.is_empty() && q.contains(&format!(" {k} ")))
+        .filter(|k| words.key(k))
         .collect())
 }
 

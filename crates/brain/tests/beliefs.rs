@@ -106,7 +106,8 @@ fn utterance_checks_never_become_beliefs_and_the_count_is_honest() {
     let store = history(&events);
     let subject = store.require_subject(&key()).unwrap();
     assert!(store.current_beliefs(&subject).unwrap().is_empty());
-    let counts = tm_brain::beliefs::counts(&store, &subject).unwrap();
+    let map = tm_brain::map::load(store.latest_map(&subject).unwrap().as_deref()).unwrap();
+    let counts = tm_brain::beliefs::counts(&store, &subject, &map).unwrap();
     assert_eq!((counts.recorded, counts.linked), (32, 0));
     assert_eq!(
         counts.sentence.as_deref(),

@@ -417,7 +417,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::SUCCESS);
             }
             let current = store.current_beliefs(&subject)?;
-            let counts = tm_brain::beliefs::counts(&store, &subject)?;
+            let map = tm_brain::map::load(store.latest_map(&subject)?.as_deref())?;
+            let counts = tm_brain::beliefs::counts(&store, &subject, &map)?;
             if json {
                 println!(
                     "{}",
