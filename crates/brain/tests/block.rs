@@ -13,7 +13,9 @@ fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
 }
 
-fn sample(dir: &std::path::Path) -> (std::path::PathBuf, Arc<Recaller>) {
+/// The sample subject imported and embedded in a database file under `dir`:
+/// its path, the recaller, an open store and the subject.
+fn sample(dir: &std::path::Path) -> (std::path::PathBuf, Arc<Recaller>, Store, tm_store::Subject) {
     let db = dir.join("b.db");
     let mut store = Store::open(&db).unwrap();
     let path = std::path::Path::new(concat!(
@@ -28,7 +30,7 @@ fn sample(dir: &std::path::Path) -> (std::path::PathBuf, Arc<Recaller>) {
     recaller
         .embed_missing(&mut store, &subject, &mut |_, _| {})
         .unwrap();
-    (db, recaller)
+    (db, recaller, store, subject)
 }
 
 fn request(q: &str) -> BlockRequest {
@@ -43,11 +45,7 @@ fn request(q: &str) -> BlockRequest {
 #[test]
 fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, recaller) = sample(dir.path());
-    let store = Store::open(&db).unwrap();
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
-        .unwrap();
+    let (_db, recaller, store, subject) = sample(dir.path());
 
     let july = build(
         &store,
@@ -94,11 +92,7 @@ fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
 #[test]
 fn a_changed_citation_is_labelled_and_a_block_past_its_cap_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, recaller) = sample(dir.path());
-    let store = Store::open(&db).unwrap();
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
-        .unwrap();
+    let (db, recaller, store, subject) = sample(dir.path());
     // Answers before 1 Oct cite cells.md version 1, replaced that day.
     let b = build(
         &store,

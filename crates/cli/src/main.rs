@@ -501,22 +501,14 @@ pub(crate) fn import_with_progress(
             embedder: r.embedder(),
             threshold: 0.86,
         });
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} events")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
+    let bar = progress_bar("{msg} [{bar:40}] {pos}/{len} events");
     bar.set_message(file.display().to_string());
     let report = tm_brain::import::import_file_with(
         store,
         file,
         extractor,
         similarity.as_ref(),
-        &mut |done, total| {
-            bar.set_length(total as u64);
-            bar.set_position(done as u64);
-        },
+        &mut |done, total| advance(&bar, done, total),
     );
     bar.finish_and_clear();
     Ok(report?)
@@ -565,18 +557,28 @@ pub(crate) fn embed_with_progress(
     store: &mut Store,
     subject: &tm_store::Subject,
 ) -> Result<usize> {
-    let bar = ProgressBar::new(0);
-    bar.set_style(
-        ProgressStyle::with_template("embedding [{bar:40}] {pos}/{len} episodes")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("=> "),
-    );
+    let bar = progress_bar("embedding [{bar:40}] {pos}/{len} episodes");
     let n = recaller.embed_missing(store, subject, &mut |done, total| {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
+        advance(&bar, done, total)
     });
     bar.finish_and_clear();
     Ok(n?)
+}
+
+/// A progress bar for long work (drawn only on a terminal).
+fn progress_bar(template: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+    );
+    bar
+}
+
+fn advance(bar: &ProgressBar, done: usize, total: usize) {
+    bar.set_length(total as u64);
+    bar.set_position(done as u64);
 }
 
 pub(crate) fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
