@@ -156,9 +156,7 @@ impl Recaller {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<usize> {
         let name = self.embedder.name().to_string();
-        let total = store
-            .episodes_missing_vectors(subject, &name, usize::MAX)?
-            .len();
+        let total = store.count_missing_vectors(subject, &name)?;
         let mut done = 0;
         loop {
             let batch = store.episodes_missing_vectors(subject, &name, EMBED_BATCH * 16)?;

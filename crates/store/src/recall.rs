@@ -196,6 +196,18 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
+    /// How many of the subject's episodes have no vector from `model`.
+    pub fn count_missing_vectors(&self, subject: &Subject, model: &str) -> Result<usize> {
+        let n: i64 = self
+            .conn
+            .prepare_cached(
+                "SELECT COUNT(*) FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
+             WHERE e.subject_id = ?1 AND (v.episode_id IS NULL OR v.model != ?2)",
+            )?
+            .query_row(params![subject.id, model], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+
     /// Episodes of the subject with no vector from `model` (none, or another
     /// model's), with the text to embed: oldest first, at most `limit`.
     pub fn episodes_missing_vectors(
