@@ -9,6 +9,7 @@ pub mod import;
 pub mod map;
 pub mod nightly;
 pub mod recall;
+pub mod report;
 
 /// Everything that can go wrong while recording or importing.
 #[derive(Debug, thiserror::Error)]
