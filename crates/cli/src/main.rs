@@ -2,6 +2,7 @@
 
 mod bench;
 mod demo;
+mod nightly;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -181,6 +182,11 @@ enum Command {
         #[arg(long, default_value = "tutor-memory-demo.db")]
         demo_db: PathBuf,
     },
+    /// Run the nightly loop (consolidate, decay, calibrate, verify, working
+    /// set, self-model) for the night ending at --at: what cron calls.
+    Nightly(nightly::NightlyArgs),
+    /// The subject report for a teacher or learner (text, or --json).
+    Report(nightly::ReportArgs),
     /// Measure throughput (figures for BENCHMARKS.md).
     Bench {
         #[command(subcommand)]
@@ -478,11 +484,13 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { demo_db } => demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref()),
+        Command::Nightly(args) => nightly::nightly(&cli.db, args),
+        Command::Report(args) => nightly::report(&cli.db, args),
         Command::Bench { what } => bench::run(what),
     }
 }
 
-fn open(path: &Path) -> Result<Store> {
+pub(crate) fn open(path: &Path) -> Result<Store> {
     Store::open(path).with_context(|| format!("opening the store {}", path.display()))
 }
 
@@ -566,7 +574,7 @@ pub(crate) fn embed_with_progress(
 }
 
 /// A progress bar for long work (drawn only on a terminal).
-fn progress_bar(template: &str) -> ProgressBar {
+pub(crate) fn progress_bar(template: &str) -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(template)
@@ -576,7 +584,7 @@ fn progress_bar(template: &str) -> ProgressBar {
     bar
 }
 
-fn advance(bar: &ProgressBar, done: usize, total: usize) {
+pub(crate) fn advance(bar: &ProgressBar, done: usize, total: usize) {
     bar.set_length(total as u64);
     bar.set_position(done as u64);
 }
