@@ -98,12 +98,28 @@ pub struct NightReport {
     pub decayed: usize,
     pub verified: usize,
     pub subjects: Vec<SubjectNight>,
+    /// Subjects whose night failed: nothing of it was written.
+    pub failed: Vec<FailedSubject>,
+}
+
+/// A subject whose night was rolled back, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailedSubject {
+    pub subject: String,
+    pub error: String,
 }
 
 /// Every night a run covered, oldest first.
 #[derive(Debug, Clone, Serialize)]
 pub struct NightlyReport {
     pub nights: Vec<NightReport>,
+}
+
+impl NightlyReport {
+    /// Subjects whose night failed, over every night.
+    pub fn failures(&self) -> usize {
+        self.nights.iter().map(|n| n.failed.len()).sum()
+    }
 }
 
 /// The instants of the nights to run for `at` and `since`, oldest first.
@@ -168,9 +184,23 @@ pub fn run_with_progress(
             decayed: 0,
             verified: 0,
             subjects: Vec::with_capacity(subjects.len()),
+            failed: Vec::new(),
         };
         for subject in &subjects {
-            let s = store.write_with(|tx| night_for(tx, subject, t, opts.batch))?;
+            // A subject whose night fails is rolled back and reported; the
+            // others still run (one bad row must not cost every learner a night).
+            let s = match store.write_with(|tx| night_for(tx, subject, t, opts.batch)) {
+                Ok(s) => s,
+                Err(e) => {
+                    night.failed.push(FailedSubject {
+                        subject: subject.key.to_string(),
+                        error: e.to_string(),
+                    });
+                    done += 1;
+                    progress(done, total);
+                    continue;
+                }
+            };
             if s.skipped {
                 night.skipped += 1;
             } else {

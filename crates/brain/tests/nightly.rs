@@ -548,8 +548,41 @@ fn a_failure_half_way_through_a_subject_leaves_none_of_its_night_written() {
             [s.id],
         )
         .unwrap();
+    // Another learner, active the same day, is not held back by it.
+    let mut text = String::from(r#"{"type":"subject","learner":"ben","subject":"cells"}"#);
+    text.push('\n');
+    text.push_str(&learner("b1", "2026-03-02T10:00:00Z", "Hello"));
+    import_bytes(
+        &mut store,
+        "h2",
+        text.as_bytes(),
+        Path::new("."),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let ben = store
+        .require_subject(&SubjectKey::parse("ben/cells").unwrap())
+        .unwrap();
     let before = rows(&store);
-    assert!(run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).is_err());
-    assert_eq!(rows(&store), before, "nothing of the failed night remains");
+    let r = run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
+    assert_eq!(r.failures(), 1);
+    assert_eq!(r.nights[0].failed[0].subject, "ana/cells");
+    assert!(
+        r.nights[0].failed[0].error.contains("impossible posterior"),
+        "{r:?}"
+    );
     assert!(!store.nightly_ran(&s, "2026-03-02").unwrap());
+    assert!(store.nightly_ran(&ben, "2026-03-02").unwrap());
+    // Of ana's night nothing remains: no digest, no decay, no caches.
+    assert!(
+        store
+            .episode_by_external_id(&s, "consolidation:2026-03-02")
+            .unwrap()
+            .is_none()
+    );
+    assert!(store.working_set(&s).unwrap().is_none());
+    assert!(store.self_model(&s).unwrap().is_none());
+    let after = rows(&store);
+    let episodes = |r: &[(String, i64)]| r.iter().find(|(t, _)| t == "episodes").unwrap().1;
+    assert_eq!(episodes(&after), episodes(&before) + 1, "only ben's digest");
 }

@@ -87,14 +87,30 @@ pub fn nightly(db: &Path, args: NightlyArgs) -> Result<ExitCode> {
             crate::advance(&bar, done, total)
         });
         bar.finish_and_clear();
+        let mut failed = false;
         match (report, every) {
-            (Ok(r), _) => print(&r, args.json)?,
+            (Ok(r), _) => {
+                print(&r, args.json)?;
+                for n in &r.nights {
+                    for f in &n.failed {
+                        eprintln!(
+                            "night of {}: {}: {} (nothing of it written)",
+                            n.day, f.subject, f.error
+                        );
+                    }
+                }
+                failed = r.failures() > 0;
+            }
             // On a schedule a failed night is reported and the next one still runs.
             (Err(e), Some(_)) => eprintln!("night {}: error: {e}", at.to_rfc3339()),
             (Err(e), None) => return Err(e.into()),
         }
         let Some(every) = every else {
-            return Ok(ExitCode::SUCCESS);
+            return Ok(if failed {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            });
         };
         // Catch-up happens once; later nights follow one another.
         opts.since = None;
@@ -113,12 +129,13 @@ fn print(r: &NightlyReport, json: bool) -> Result<()> {
     for n in &r.nights {
         let changed: usize = n.subjects.iter().map(|s| s.citations.len()).sum();
         println!(
-            "night of {} (T = {}): {} active, {} run, {} already done; {} consolidated, {} beliefs decayed, {} citations verified ({} newly stale or unverifiable)",
+            "night of {} (T = {}): {} active, {} run, {} already done, {} failed; {} consolidated, {} beliefs decayed, {} citations verified ({} newly stale or unverifiable)",
             n.day,
             n.at.to_rfc3339(),
             n.active,
             n.ran,
             n.skipped,
+            n.failed.len(),
             n.consolidated,
             n.decayed,
             n.verified,
