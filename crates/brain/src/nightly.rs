@@ -333,11 +333,11 @@ fn night_for(
         .filter(|e| e.salience >= working_set::SALIENT_AT)
         .map(ws_episode)
         .collect();
-    let (last_episode, map_id) = tx.subject_stamp(subject)?;
+    let (head_seq, map_id) = tx.subject_stamp(subject)?;
     let ws = working_set::build(
         at,
         Stamp {
-            last_episode,
+            head_seq,
             map: map_id,
         },
         &beliefs,
@@ -434,8 +434,8 @@ pub fn fresh_working_set(store: &Store, subject: &Subject) -> Result<Option<Work
     let Ok(ws) = serde_json::from_str::<WorkingSet>(&json) else {
         return Ok(None);
     };
-    let (last_episode, map) = store.subject_stamp(subject)?;
-    Ok(ws.fresh(Stamp { last_episode, map }).then_some(ws))
+    let (head_seq, map) = store.subject_stamp(subject)?;
+    Ok(ws.fresh(Stamp { head_seq, map }).then_some(ws))
 }
 
 /// The subject's self-model, if a night composed a readable one.

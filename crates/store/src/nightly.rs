@@ -29,7 +29,7 @@ fn episodes(conn: &Connection, sql: &str, args: impl rusqlite::Params) -> Result
 
 fn stamp(conn: &Connection, subject_id: i64) -> Result<(i64, i64)> {
     Ok(conn.query_row(
-        "SELECT (SELECT COALESCE(MAX(id), 0) FROM episodes WHERE subject_id = ?1),
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM episodes WHERE subject_id = ?1),
                 (SELECT COALESCE(MAX(id), 0) FROM concept_maps WHERE subject_id = ?1)",
         [subject_id],
         |r| Ok((r.get(0)?, r.get(1)?)),
@@ -67,8 +67,10 @@ impl Store {
             .collect()
     }
 
-    /// (highest episode id, newest map snapshot id) of the subject, 0 for none:
-    /// what a working set was built from.
+    /// (chain head seq, newest map snapshot id) of the subject, 0 for none:
+    /// what a working set was built from. Both are index lookups (the chain's
+    /// `(subject_id, seq)` key, the snapshots' `(subject_id, id)` index), cheap
+    /// enough for every turn.
     pub fn subject_stamp(&self, subject: &Subject) -> Result<(i64, i64)> {
         stamp(&self.conn, subject.id)
     }
@@ -334,7 +336,7 @@ impl Tx<'_> {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// (highest episode id, newest map snapshot id) as seen in this transaction.
+    /// (chain head seq, newest map snapshot id) as seen in this transaction.
     pub fn subject_stamp(&self, subject: &Subject) -> Result<(i64, i64)> {
         stamp(&self.tx, subject.id)
     }

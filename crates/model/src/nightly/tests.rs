@@ -249,7 +249,7 @@ fn working_set_keeps_recent_salient_episodes_and_knows_when_it_is_stale() {
         },
     ];
     let stamp = Stamp {
-        last_episode: 3,
+        head_seq: 3,
         map: 0,
     };
     let ws = working_set::build(
@@ -266,7 +266,7 @@ fn working_set_keeps_recent_salient_episodes_and_knows_when_it_is_stale() {
     assert_eq!(ids, vec![3]);
     assert!(ws.fresh(stamp));
     assert!(!ws.fresh(Stamp {
-        last_episode: 4,
+        head_seq: 4,
         map: 0
     }));
 }

@@ -2,7 +2,7 @@
 //! map's hub concepts, recent salient episodes, and the honest check sentence.
 //!
 //! It is a derived cache, rebuilt each night and replaced, never history. Its
-//! [`Stamp`] says what it was built from: when the subject's newest episode or
+//! [`Stamp`] says what it was built from: when the subject's chain head or
 //! newest map snapshot differs, the set is stale and a reader recomputes what
 //! it would have taken from it.
 
@@ -25,8 +25,8 @@ pub const SALIENT_AT: f64 = 0.6;
 /// What the set was built from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stamp {
-    /// The subject's highest episode id (0: none).
-    pub last_episode: i64,
+    /// The seq of the subject's chain head (0: none): any append changes it.
+    pub head_seq: i64,
     /// The id of the newest concept-map snapshot (0: none).
     pub map: i64,
 }
