@@ -4,10 +4,13 @@
 
 pub mod beliefs;
 pub mod block;
+pub mod brain;
 pub mod history;
 pub mod import;
 pub mod map;
 pub mod recall;
+
+pub use brain::Brain;
 
 /// Everything that can go wrong while recording or importing.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +23,12 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A subject or episode the caller named does not exist (HTTP 404).
+    #[error("{0}")]
+    NotFound(String),
+    /// A subject name that is not `learner/subject` (HTTP 400).
+    #[error("not a subject key: {0}")]
+    BadKey(String),
     #[error("cannot read {path}: {source}")]
     Io {
         path: String,

@@ -129,3 +129,46 @@ fn a_changed_citation_is_labelled_and_a_block_past_its_cap_is_dropped() {
     .unwrap();
     assert!(dropped.dropped && dropped.block.is_empty());
 }
+
+#[test]
+fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _recaller, store, _subject) = sample(dir.path());
+    drop(store);
+    let mut brain = tm_brain::Brain::open(db, Arc::new(HashEmbedder::new())).unwrap();
+    brain.set_budget(300);
+    let b = brain
+        .block(
+            "ana/cell-biology",
+            "What did we cover in July?",
+            at("2026-11-20T10:00:00Z"),
+            None,
+        )
+        .unwrap();
+    assert!(!b.dropped);
+    assert_eq!(b.mode, "record");
+    assert!(b.tokens <= 300 && b.tokens > 0, "{}", b.tokens);
+    let wide = brain
+        .block(
+            "ana/cell-biology",
+            "What did we cover in July?",
+            at("2026-11-20T10:00:00Z"),
+            Some(1200),
+        )
+        .unwrap();
+    assert!(wide.tokens > b.tokens);
+
+    match brain.block(
+        "ana/astronomy",
+        "What is a star?",
+        at("2026-11-20T10:00:00Z"),
+        None,
+    ) {
+        Err(tm_brain::Error::NotFound(m)) => assert!(m.contains("ana/astronomy"), "{m}"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert!(matches!(
+        brain.block("not a key", "?", at("2026-11-20T10:00:00Z"), None),
+        Err(tm_brain::Error::BadKey(_))
+    ));
+}
