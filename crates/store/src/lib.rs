@@ -400,6 +400,16 @@ impl Store {
         latest_map(&self.conn, subject.id)
     }
 
+    /// The id of the subject's newest concept-map snapshot (`None` before the
+    /// first): it changes exactly when a new snapshot is saved, so caches of
+    /// anything derived from the map key on it.
+    pub fn latest_map_id(&self, subject: &Subject) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MAX(id) FROM concept_maps WHERE subject_id = ?1")?
+            .query_row([subject.id], |r| r.get(0))?)
+    }
+
     /// Whether a history file with this checksum was already imported into the subject.
     pub fn imported(&self, subject: &Subject, sha256: &str) -> Result<bool> {
         Ok(self
