@@ -8,6 +8,7 @@
 pub mod beliefs;
 pub mod block;
 pub mod episodes;
+pub mod grounding;
 pub mod lang;
 pub mod map;
 pub mod recall;

@@ -233,7 +233,7 @@ fn kind_label(kind: &str) -> String {
     }
 }
 
-fn date_label(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
+pub(crate) fn date_label(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
     let local = at.with_timezone(&tz);
     if local.year() == turn.with_timezone(&tz).year() {
         local.format("%-d %b").to_string()
