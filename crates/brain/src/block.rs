@@ -141,8 +141,21 @@ pub fn build(
         })
         .collect();
     let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
-    let counts = crate::beliefs::counts(store, subject, &map)?;
-    let honest_checks = counts.sentence.filter(|_| counts.linked < counts.recorded);
+    // The night's working set holds the check counts while nothing new was
+    // recorded (saves re-routing every check on every turn); otherwise they
+    // are computed here. The usage note is the night's self-model, if any.
+    let honest_checks = match crate::nightly::fresh_working_set(store, subject)? {
+        Some(ws) => ws
+            .honest_checks
+            .filter(|_| ws.checks_linked < ws.checks_recorded),
+        None => {
+            let counts = crate::beliefs::counts(store, subject, &map)?;
+            counts.sentence.filter(|_| counts.linked < counts.recorded)
+        }
+    };
+    let how_to_use = crate::nightly::self_model(store, subject)?
+        .map(|m| m.how_to_use)
+        .unwrap_or_default();
     let input = BlockInput {
         mode,
         at: req.at,
@@ -151,7 +164,7 @@ pub fn build(
         map: (!map.is_empty()).then(|| MapSection::from_map(&map)),
         window: recall.window.as_ref().map(|w| (w.label.clone(), w.empty)),
         honest_checks,
-        how_to_use: String::new(),
+        how_to_use,
         tz: req.tz,
     };
     let rendered = render(&input, req.budget);

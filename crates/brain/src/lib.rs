@@ -8,7 +8,9 @@ pub mod brain;
 pub mod history;
 pub mod import;
 pub mod map;
+pub mod nightly;
 pub mod recall;
+pub mod report;
 
 pub use brain::Brain;
 

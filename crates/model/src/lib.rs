@@ -11,6 +11,7 @@ pub mod episodes;
 pub mod grounding;
 pub mod lang;
 pub mod map;
+pub mod nightly;
 pub mod recall;
 pub mod subject;
 pub mod teaching;

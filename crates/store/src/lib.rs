@@ -9,6 +9,7 @@
 
 mod beliefs;
 mod chain;
+mod nightly;
 mod recall;
 mod schema;
 
@@ -23,6 +24,7 @@ use tm_model::episodes::{EpisodeFields, Evidence, Hash, Kind, episode_hash, gene
 use tm_model::subject::SubjectKey;
 
 pub use chain::{ChainReport, ChainState};
+pub use nightly::CitationCheck;
 pub use recall::CandidateFacts;
 
 /// Everything that can go wrong in the store.
@@ -459,7 +461,7 @@ pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Epis
     Ok(build())
 }
 
-fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
+pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
     let key: String = r.get(1)?;
     Ok(SubjectKey::parse(&key)
         .map_err(Error::from)
@@ -489,7 +491,7 @@ fn latest_map(conn: &Connection, subject_id: i64) -> Result<Option<String>> {
         .optional()?)
 }
 
-fn file_versions(
+pub(crate) fn file_versions(
     conn: &Connection,
     subject_id: i64,
     name: Option<&str>,

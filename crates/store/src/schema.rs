@@ -168,4 +168,41 @@ BEGIN SELECT RAISE(ABORT, 'a belief is superseded once'); END;
 CREATE TRIGGER beliefs_no_delete BEFORE DELETE ON beliefs
 BEGIN SELECT RAISE(ABORT, 'beliefs are never deleted: retire them'); END;
 "#,
+    // 5: the nightly loop. `nightly_runs` records each (subject, day) run so a
+    //    second run for the same day writes nothing; it is a log (append-only).
+    //    `citation_checks` is the latest verification of each episode's
+    //    citation (the results themselves are annotations); `working_sets` and
+    //    `self_models` are derived caches, replaced on every run, never history.
+    r#"
+CREATE TABLE nightly_runs (
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    day         TEXT NOT NULL,                 -- YYYY-MM-DD (UTC) of the 24 h consolidated
+    at          INTEGER NOT NULL,              -- the run's instant T
+    summary     TEXT NOT NULL,                 -- JSON: what the run did
+    PRIMARY KEY (subject_id, day)
+) WITHOUT ROWID;
+CREATE TRIGGER nightly_runs_no_update BEFORE UPDATE ON nightly_runs
+BEGIN SELECT RAISE(ABORT, 'nightly runs are a log: UPDATE refused'); END;
+CREATE TRIGGER nightly_runs_no_delete BEFORE DELETE ON nightly_runs
+BEGIN SELECT RAISE(ABORT, 'nightly runs are a log: DELETE refused'); END;
+CREATE TABLE citation_checks (
+    episode_id  INTEGER PRIMARY KEY REFERENCES episodes(id),
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    checked_at  INTEGER NOT NULL,
+    status      TEXT NOT NULL,                 -- holds | changed | unverifiable
+    label       TEXT NOT NULL                  -- e.g. "changed: replaced by notes.md v2"
+);
+CREATE INDEX citation_checks_by_age ON citation_checks (subject_id, checked_at);
+CREATE INDEX citation_checks_by_status ON citation_checks (subject_id, status);
+CREATE TABLE working_sets (
+    subject_id  INTEGER PRIMARY KEY REFERENCES subjects(id),
+    at          INTEGER NOT NULL,
+    data        TEXT NOT NULL                  -- JSON of tm_model::nightly::WorkingSet
+);
+CREATE TABLE self_models (
+    subject_id  INTEGER PRIMARY KEY REFERENCES subjects(id),
+    at          INTEGER NOT NULL,
+    data        TEXT NOT NULL                  -- JSON of tm_model::nightly::SelfModel
+);
+"#,
 ];
