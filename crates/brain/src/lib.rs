@@ -7,6 +7,7 @@ pub mod block;
 pub mod history;
 pub mod import;
 pub mod map;
+pub mod passages;
 pub mod recall;
 
 /// Everything that can go wrong while recording or importing.

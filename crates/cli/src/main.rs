@@ -562,6 +562,8 @@ pub(crate) fn embed_with_progress(
         advance(&bar, done, total)
     });
     bar.finish_and_clear();
+    // The subject's file passages too: material retrieval compares them by vector.
+    tm_brain::passages::embed_missing(store, recaller.embedder(), subject, &mut |_| {})?;
     Ok(n?)
 }
 

@@ -10,6 +10,7 @@ pub mod block;
 pub mod episodes;
 pub mod lang;
 pub mod map;
+pub mod passages;
 pub mod recall;
 pub mod subject;
 pub mod teaching;

@@ -9,6 +9,7 @@
 
 mod beliefs;
 mod chain;
+mod passages;
 mod recall;
 mod schema;
 
@@ -239,6 +240,9 @@ impl Store {
             tx.execute_batch(schema::MIGRATIONS[version as usize])?;
             if version + 1 == 2 {
                 recall::backfill_index(&tx)?;
+            }
+            if version + 1 == schema::PASSAGES_VERSION {
+                passages::backfill(&tx)?;
             }
             tx.pragma_update(None, "user_version", version + 1)?;
             tx.commit()?;
@@ -718,6 +722,7 @@ impl Tx<'_> {
                 ins.execute(params![id, i as i64 + 1, text])?;
             }
         }
+        passages::index_version(&self.tx, subject.id, id, pages)?;
         let replaced = match current {
             Some(cur) if cur.removed_at.is_none() => {
                 self.tx.execute(
