@@ -538,6 +538,7 @@ fn block(
             at,
             tz: chrono_tz::UTC,
             budget: tm_brain::block::DEFAULT_BUDGET,
+            design: tm_model::block::Design::Full,
         };
         tm_brain::block::build(&store, &recaller, &subject, &req(QUESTIONS[0]))?;
         let mut times = Vec::with_capacity(turns);

@@ -98,6 +98,9 @@ enum Command {
         /// Print the block as JSON (FORMATS "Block as JSON").
         #[arg(long)]
         json: bool,
+        /// Which design fills the slot (SPEC §9): plain, window, episodes or full.
+        #[arg(long, default_value = "full")]
+        design: tm_model::block::Design,
         /// The learner's question.
         question: String,
     },
@@ -323,6 +326,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cap_ms,
             tz,
             json,
+            design,
             question,
         } => {
             let store = open(&cli.db)?;
@@ -334,6 +338,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 at: parse_instant(&at)?,
                 tz,
                 budget,
+                design,
             };
             drop(store);
             let block = tm_brain::block::build_with_cap(
