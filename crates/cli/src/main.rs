@@ -2,6 +2,8 @@
 
 mod bench;
 mod demo;
+mod locomo;
+mod quality;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -573,7 +575,7 @@ pub(crate) fn embed_with_progress(
 }
 
 /// A progress bar for long work (drawn only on a terminal).
-fn progress_bar(template: &str) -> ProgressBar {
+pub(crate) fn progress_bar(template: &str) -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(template)
@@ -583,7 +585,7 @@ fn progress_bar(template: &str) -> ProgressBar {
     bar
 }
 
-fn advance(bar: &ProgressBar, done: usize, total: usize) {
+pub(crate) fn advance(bar: &ProgressBar, done: usize, total: usize) {
     bar.set_length(total as u64);
     bar.set_position(done as u64);
 }
