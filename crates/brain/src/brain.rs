@@ -117,12 +117,7 @@ impl Brain {
     ) -> Result<Block> {
         let subject = self.subject(subject)?;
         let tz = Brain::time_zone(&subject)?;
-        let req = BlockRequest {
-            question: question.to_string(),
-            at,
-            tz,
-            budget: budget.unwrap_or(self.budget),
-        };
+        let req = BlockRequest::new(question, at, tz, budget.unwrap_or(self.budget));
         build_with_cap(
             self.db.clone(),
             self.recaller.clone(),

@@ -9,6 +9,7 @@ pub mod history;
 pub mod import;
 pub mod map;
 pub mod nightly;
+pub mod passages;
 pub mod recall;
 pub mod report;
 

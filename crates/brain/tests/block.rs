@@ -39,6 +39,7 @@ fn request(q: &str) -> BlockRequest {
         at: at("2026-11-20T10:00:00Z"),
         tz: chrono_tz::UTC,
         budget: 1200,
+        design: tm_model::block::Design::Full,
     }
 }
 
@@ -171,4 +172,51 @@ fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
         brain.block("not a key", "?", at("2026-11-20T10:00:00Z"), None),
         Err(tm_brain::Error::BadKey(_))
     ));
+}
+
+#[test]
+fn the_four_designs_differ_only_in_what_fills_the_slot() {
+    use tm_model::block::Design;
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, recaller, store, subject) = sample(dir.path());
+    let q = "What have I got wrong so far?";
+    let with = |design| {
+        build(
+            &store,
+            &recaller,
+            &subject,
+            &BlockRequest {
+                design,
+                ..request(q)
+            },
+        )
+        .unwrap()
+    };
+    let plain = with(Design::Plain);
+    assert!(plain.block.is_empty() && plain.recalled.is_empty());
+    let window = with(Design::Window);
+    assert!(!window.block.contains("SUBJECT MAP"), "{}", window.block);
+    assert!(!window.block.contains("WHAT YOU CURRENTLY BELIEVE"));
+    assert!(window.recalled.len() <= 20 && !window.recalled.is_empty());
+    assert!(
+        window
+            .recalled
+            .iter()
+            .all(|r| r.kind != "file" && r.kind != "quiz")
+    );
+    let episodes = with(Design::Episodes);
+    assert_eq!(episodes.mode, "ordinary");
+    assert!(!episodes.block.contains("SUBJECT MAP"));
+    assert!(!episodes.block.contains("WHAT YOU CURRENTLY BELIEVE"));
+    assert!(!episodes.recalled.is_empty());
+    let full = with(Design::Full);
+    assert_eq!(full.mode, "record");
+    assert!(
+        full.block.contains("WHAT YOU CURRENTLY BELIEVE"),
+        "{}",
+        full.block
+    );
+    for b in [&window, &episodes, &full] {
+        assert!(b.tokens <= 1200);
+    }
 }

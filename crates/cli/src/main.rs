@@ -2,6 +2,8 @@
 
 mod bench;
 mod demo;
+mod locomo;
+mod quality;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -98,6 +100,9 @@ enum Command {
         /// Print the block as JSON (FORMATS "Block as JSON").
         #[arg(long)]
         json: bool,
+        /// Which design fills the slot (SPEC §9): plain, window, episodes or full.
+        #[arg(long, default_value = "full")]
+        design: tm_model::block::Design,
         /// The learner's question.
         question: String,
     },
@@ -323,6 +328,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cap_ms,
             tz,
             json,
+            design,
             question,
         } => {
             let store = open(&cli.db)?;
@@ -334,6 +340,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 at: parse_instant(&at)?,
                 tz,
                 budget,
+                design,
             };
             drop(store);
             let block = tm_brain::block::build_with_cap(
@@ -562,11 +569,13 @@ pub(crate) fn embed_with_progress(
         advance(&bar, done, total)
     });
     bar.finish_and_clear();
+    // The subject's file passages too: material retrieval compares them by vector.
+    tm_brain::passages::embed_missing(store, recaller.embedder(), subject, &mut |_| {})?;
     Ok(n?)
 }
 
 /// A progress bar for long work (drawn only on a terminal).
-fn progress_bar(template: &str) -> ProgressBar {
+pub(crate) fn progress_bar(template: &str) -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(template)
@@ -576,7 +585,7 @@ fn progress_bar(template: &str) -> ProgressBar {
     bar
 }
 
-fn advance(bar: &ProgressBar, done: usize, total: usize) {
+pub(crate) fn advance(bar: &ProgressBar, done: usize, total: usize) {
     bar.set_length(total as u64);
     bar.set_position(done as u64);
 }

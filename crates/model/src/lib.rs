@@ -12,6 +12,7 @@ pub mod grounding;
 pub mod lang;
 pub mod map;
 pub mod nightly;
+pub mod passages;
 pub mod recall;
 pub mod subject;
 pub mod teaching;

@@ -10,6 +10,7 @@
 mod beliefs;
 mod chain;
 mod nightly;
+mod passages;
 mod recall;
 mod schema;
 
@@ -241,6 +242,9 @@ impl Store {
             tx.execute_batch(schema::MIGRATIONS[version as usize])?;
             if version + 1 == 2 {
                 recall::backfill_index(&tx)?;
+            }
+            if version + 1 == schema::PASSAGES_VERSION {
+                passages::backfill(&tx)?;
             }
             tx.pragma_update(None, "user_version", version + 1)?;
             tx.commit()?;
@@ -730,6 +734,7 @@ impl Tx<'_> {
                 ins.execute(params![id, i as i64 + 1, text])?;
             }
         }
+        passages::index_version(&self.tx, subject.id, id, pages)?;
         let replaced = match current {
             Some(cur) if cur.removed_at.is_none() => {
                 self.tx.execute(
