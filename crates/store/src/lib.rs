@@ -11,6 +11,7 @@ mod beliefs;
 mod chain;
 mod recall;
 mod schema;
+mod tenants;
 
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -24,6 +25,7 @@ use tm_model::subject::SubjectKey;
 
 pub use chain::{ChainReport, ChainState};
 pub use recall::CandidateFacts;
+pub use tenants::{ApiKey, Claim, KeyOwner};
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
