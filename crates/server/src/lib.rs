@@ -13,6 +13,7 @@ pub mod error;
 pub mod metrics;
 pub mod pool;
 pub mod state;
+pub mod turn;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -89,6 +90,7 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::post_events))
         .routes(routes!(api::teach))
         .routes(routes!(api::block))
+        .routes(routes!(turn::turn))
         .routes(routes!(api::beliefs))
         .routes(routes!(api::belief_history))
         .routes(routes!(api::map))

@@ -90,6 +90,11 @@ impl AppState {
             .map_err(|e| ApiError::internal(format!("the work failed: {e}")))?
     }
 
+    /// Runs `f` on a pooled connection on this thread (already blocking).
+    pub fn pool_with<T>(&self, f: impl FnOnce(&mut Store) -> ApiResult<T>) -> ApiResult<T> {
+        self.inner.pool.with(f)
+    }
+
     pub(crate) fn cached_key(&self, digest: &str) -> Option<Tenant> {
         let keys = self.inner.keys.lock().unwrap_or_else(|p| p.into_inner());
         keys.get(digest)

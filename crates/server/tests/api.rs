@@ -214,6 +214,11 @@ async fn another_tenants_subject_is_not_found_on_every_route() {
             ),
         ),
         ("POST", "/v1/subjects/ana/cells/block".into(), Some(q)),
+        (
+            "POST",
+            "/v1/subjects/ana/cells/turns".into(),
+            Some(json!({"text":"hi","at":"2026-11-20T10:00:00Z"})),
+        ),
         ("GET", "/v1/subjects/ana/cells/beliefs".into(), None),
         (
             "GET",
@@ -642,6 +647,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/subjects/{learner}/{subject}/files"),
     ("post", "/v1/subjects/{learner}/{subject}/teach"),
     ("post", "/v1/subjects/{learner}/{subject}/block"),
+    ("post", "/v1/subjects/{learner}/{subject}/turns"),
     ("get", "/v1/subjects/{learner}/{subject}/beliefs"),
     ("get", "/v1/subjects/{learner}/{subject}/beliefs/{about}"),
     ("get", "/v1/subjects/{learner}/{subject}/map"),
@@ -689,4 +695,173 @@ async fn the_openapi_document_lists_every_route() {
     }
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
     let _ = h.admin;
+}
+
+#[tokio::test]
+async fn a_turn_without_a_model_is_a_marked_dry_run_and_records_the_question() {
+    let h = harness();
+    h.sample().await;
+    let (s, v) = h
+        .call("POST", "/v1/subjects/ana/cells/turns", &h.a,
+            Some(json!({"text":"What did we cover in July about the cell membrane?","at":"2026-11-20T10:00:00Z","id":"t1",
+                "assessment":"ASSESSMENT RESULTS:\nNO QUIZ ATTEMPTS recorded"})))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["dry_run"], true);
+    let prompt = v["prompt"].as_str().unwrap();
+    assert!(prompt.contains("===== YOUR MEMORY"), "{prompt}");
+    // The legacy section that only says nothing is recorded is dropped.
+    assert!(!prompt.contains("NO QUIZ ATTEMPTS"), "{prompt}");
+    assert_eq!(
+        v["messages"][1]["content"],
+        "What did we cover in July about the cell membrane?"
+    );
+    assert_eq!(v["block"]["mode"], "record");
+    // The question was recorded after the block was built: it never recalls itself.
+    assert_eq!(v["learner_seq"], 7);
+    assert!(
+        v["block"]["recalled"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["external_id"] != "t1")
+    );
+    let (_, log) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes?from=7", &h.a, None)
+        .await;
+    assert_eq!(log[0]["external_id"], "t1");
+    assert_eq!(log[0]["kind"], "question");
+}
+
+/// A tiny OpenAI-compatible chat endpoint on loopback that streams a fixed
+/// answer and keeps the requests it received.
+async fn fake_model() -> (String, Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::routing::post;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let kept = seen.clone();
+    let router = Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let kept = kept.clone();
+            async move {
+                kept.lock().unwrap().push(body);
+                let mut sse = String::new();
+                for piece in ["In July we ", "went over the ", "cell membrane."] {
+                    sse.push_str(&format!(
+                        "data: {}\n\n",
+                        json!({"choices":[{"delta":{"content":piece}}]})
+                    ));
+                }
+                sse.push_str("data: [DONE]\n\n");
+                ([(header::CONTENT_TYPE, "text/event-stream")], sse)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{addr}"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_with_a_model_streams_the_answer_and_records_it_with_its_memories() {
+    let (url, seen) = fake_model().await;
+    let h = harness_with(Config {
+        chat: Some(tm_ingest::extract::LlmConfig::new(url, "fake-model")),
+        ..Config::default()
+    });
+    h.sample().await;
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/subjects/ana/cells/turns")
+        .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(
+            json!({"text":"What did we cover in July?","at":"2026-11-20T10:00:00Z"}).to_string(),
+        ))
+        .unwrap();
+    let res = h.app.clone().oneshot(req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        res.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let body =
+        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let events: Vec<(&str, Value)> = body
+        .split("\n\n")
+        .filter_map(|chunk| {
+            let name = chunk.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = chunk.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name, serde_json::from_str(data).unwrap()))
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        ["block", "delta", "delta", "delta", "done"],
+        "{body}"
+    );
+    let streamed: String = events
+        .iter()
+        .filter(|(n, _)| *n == "delta")
+        .map(|(_, v)| v["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, "In July we went over the cell membrane.");
+    let recalled = events[0].1["recalled"].as_array().unwrap().clone();
+    assert!(!recalled.is_empty());
+    assert_eq!(events[4].1["answer_seq"], 8);
+
+    // The model was sent the assembled prompt with the memory block in it.
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["stream"], true);
+    assert!(
+        sent[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("===== YOUR MEMORY")
+    );
+
+    // The answer is in the log, after the question.
+    let (_, log) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes?from=7", &h.a, None)
+        .await;
+    assert_eq!(log[0]["kind"], "question");
+    assert_eq!(log[1]["kind"], "answer");
+    assert_eq!(log[1]["text"], "In July we went over the cell membrane.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_model_ends_the_stream_with_an_error_event() {
+    // Nothing listens on this port: the call fails.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let h = harness_with(Config {
+        chat: Some(tm_ingest::extract::LlmConfig::new(url, "m")),
+        ..Config::default()
+    });
+    h.sample().await;
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/subjects/ana/cells/turns")
+        .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(
+            json!({"text":"hello","at":"2026-11-20T10:00:00Z"}).to_string(),
+        ))
+        .unwrap();
+    let res = h.app.clone().oneshot(req).await.unwrap();
+    let body =
+        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(body.contains("event: error"), "{body}");
+    assert!(body.contains("model_failed"), "{body}");
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(
+        v["episodes"], 7,
+        "the question is recorded, no answer is invented"
+    );
 }
