@@ -14,6 +14,8 @@ pub mod metrics;
 pub mod pool;
 pub mod state;
 pub mod turn;
+pub mod view;
+pub mod web;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -97,6 +99,7 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::episodes))
         .routes(routes!(api::verify))
         .routes(routes!(api::checkpoint))
+        .routes(routes!(web::report_json))
         .merge(uploads)
         .split_for_parts()
 }
@@ -117,6 +120,10 @@ pub fn app(state: AppState) -> Router {
                 let doc = doc.clone();
                 async move { axum::Json(doc.as_ref().clone()) }
             }),
+        )
+        .route(
+            "/subjects/{learner}/{subject}",
+            axum::routing::get(web::report_page),
         )
         .layer(DefaultBodyLimit::max(state.config().max_json_bytes))
         .layer(middleware::from_fn(json_errors))

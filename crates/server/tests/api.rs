@@ -229,6 +229,7 @@ async fn another_tenants_subject_is_not_found_on_every_route() {
         ("GET", "/v1/subjects/ana/cells/episodes".into(), None),
         ("GET", "/v1/subjects/ana/cells/verify".into(), None),
         ("GET", "/v1/subjects/ana/cells/checkpoint".into(), None),
+        ("GET", "/v1/subjects/ana/cells/report".into(), None),
     ];
     for (method, uri, body) in &routes {
         let (s, v) = h.call(method, uri, &h.b, body.clone()).await;
@@ -654,6 +655,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/subjects/{learner}/{subject}/episodes"),
     ("get", "/v1/subjects/{learner}/{subject}/verify"),
     ("get", "/v1/subjects/{learner}/{subject}/checkpoint"),
+    ("get", "/v1/subjects/{learner}/{subject}/report"),
 ];
 
 #[tokio::test]
@@ -864,4 +866,86 @@ async fn a_failing_model_ends_the_stream_with_an_error_event() {
         v["episodes"], 7,
         "the question is recorded, no answer is invented"
     );
+}
+
+#[tokio::test]
+async fn the_report_as_json_and_as_a_page() {
+    let h = harness();
+    h.sample().await;
+    // Learner text with markup, left unanswered.
+    h.call("POST", "/v1/subjects/ana/cells/events", &h.a,
+        Some(json!({"type":"learner","at":"2026-09-01T10:00:00Z","text":"Is <script>alert('x')</script> a cell?"})))
+        .await;
+    let (s, r) = h
+        .call("GET", "/v1/subjects/ana/cells/report", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert_eq!(r["chain"]["state"], "intact");
+    let months: Vec<&str> = r["months"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["month"].as_str().unwrap())
+        .collect();
+    assert_eq!(months, ["2026-03", "2026-07", "2026-09"]);
+    assert_eq!(r["calibration"]["checks"], 2);
+    assert_eq!(r["unanswered"].as_array().unwrap().len(), 1, "{r}");
+    assert!(
+        r["concepts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "Cytoplasm")
+    );
+
+    let page = |uri: String, cookie: Option<String>| {
+        let mut req = Request::builder().uri(uri);
+        if let Some(c) = cookie {
+            req = req.header(header::COOKIE, c);
+        }
+        let app = h.app.clone();
+        async move {
+            let res = app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+            let status = res.status();
+            let cookie = res
+                .headers()
+                .get(header::SET_COOKIE)
+                .map(|v| v.to_str().unwrap().to_string());
+            let body =
+                String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec())
+                    .unwrap();
+            (status, cookie, body)
+        }
+    };
+    let (s, cookie, html) = page(format!("/subjects/ana/cells?key={}", h.a), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(cookie.as_deref().unwrap().contains("HttpOnly"));
+    assert!(
+        html.contains("data-concept=\"Cytoplasm\""),
+        "the map draws its concepts"
+    );
+    assert!(html.contains("<details class=\"belief\">"));
+    assert!(html.contains("&lt;script&gt;"), "learner text is escaped");
+    assert!(
+        !html.contains("<script>"),
+        "no learner markup reaches the page"
+    );
+    assert!(
+        html.contains("no record"),
+        "the quiet months between are shown"
+    );
+    assert!(html.contains("Chain intact"));
+    // The cookie alone opens it too.
+    let (s, _, _) = page(
+        "/subjects/ana/cells".into(),
+        Some(format!("tm_key={}", h.a)),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    // Without a key: 401; another tenant's key: 404, as HTML.
+    let (s, _, html) = page("/subjects/ana/cells".into(), None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert!(html.starts_with("<!doctype html>"));
+    let (s, _, _) = page(format!("/subjects/ana/cells?key={}", h.b), None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
 }
