@@ -2,8 +2,10 @@
 
 mod bench;
 mod demo;
+mod keys;
 mod locomo;
 mod quality;
+mod serve;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -185,6 +187,20 @@ enum Command {
         /// Where the demo's own database goes (recreated on each run).
         #[arg(long, default_value = "tutor-memory-demo.db")]
         demo_db: PathBuf,
+    },
+    /// Serve the HTTP API and the web report until Ctrl-C.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Hard time cap on a block, in milliseconds.
+        #[arg(long, default_value_t = 2500)]
+        cap_ms: u64,
+    },
+    /// Manage the service's API keys (one or more per tenant).
+    Keys {
+        #[command(subcommand)]
+        what: keys::KeysCommand,
     },
     /// Measure throughput (figures for BENCHMARKS.md).
     Bench {
@@ -486,6 +502,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Demo { demo_db } => demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref()),
         Command::Bench { what } => bench::run(what),
+        Command::Serve { addr, cap_ms } => serve::run(serve::ServeOptions {
+            db: &cli.db,
+            addr: &addr,
+            embedder: &cli.embedder,
+            model_dir: cli.model_dir.as_deref(),
+            block_cap: std::time::Duration::from_millis(cap_ms),
+        }),
+        Command::Keys { what } => keys::run(&cli.db, what),
     }
 }
 

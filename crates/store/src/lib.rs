@@ -13,6 +13,7 @@ mod nightly;
 mod passages;
 mod recall;
 mod schema;
+mod tenants;
 
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -27,6 +28,7 @@ use tm_model::subject::SubjectKey;
 pub use chain::{ChainReport, ChainState};
 pub use nightly::CitationCheck;
 pub use recall::CandidateFacts;
+pub use tenants::{ApiKey, Claim, KeyOwner};
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]

@@ -228,6 +228,27 @@ CREATE TABLE passage_vectors (
     vector      BLOB NOT NULL                  -- little-endian f32, L2-normalised
 );
 "#,
+    // 7: tenants (platforms) and their API keys. A key is kept only as the
+    //    SHA-256 of its secret, found by its public prefix; a learner belongs
+    //    to at most one tenant (NULL: created outside the service, by the CLI).
+    r#"
+CREATE TABLE tenants (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    created_at  INTEGER NOT NULL
+);
+CREATE TABLE api_keys (
+    id          INTEGER PRIMARY KEY,
+    tenant_id   INTEGER NOT NULL REFERENCES tenants(id),
+    prefix      TEXT NOT NULL UNIQUE,          -- public part of the key, shown in listings
+    sha256      TEXT NOT NULL,                 -- hex SHA-256 of the whole key
+    admin       INTEGER NOT NULL,              -- may run the nightly loop for every subject
+    created_at  INTEGER NOT NULL,
+    revoked_at  INTEGER
+);
+ALTER TABLE learners ADD COLUMN tenant_id INTEGER REFERENCES tenants(id);
+CREATE INDEX learners_by_tenant ON learners (tenant_id);
+"#,
 ];
 
 /// The schema version the passage migration brings the database to; its

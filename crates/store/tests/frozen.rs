@@ -13,7 +13,7 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
     )
     .unwrap();
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 6);
+    assert_eq!(store.schema_version().unwrap(), 7);
     let subject = store
         .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
         .unwrap();
