@@ -474,12 +474,7 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
     );
     let recaller = Recaller::new(Arc::new(tm_embed::HashEmbedder::new()));
     let s = subject(&store);
-    let request = |at: &str| BlockRequest {
-        question: "What is osmosis?".into(),
-        at: t(at),
-        tz: chrono_tz::UTC,
-        budget: 1200,
-    };
+    let request = |at: &str| BlockRequest::new("What is osmosis?", t(at), chrono_tz::UTC, 1200);
     let before = build(&store, &recaller, &s, &request("2026-03-02T20:00:00Z")).unwrap();
     assert!(!before.block.contains("Confidence is untested"));
 

@@ -47,6 +47,51 @@ pub enum What {
         #[arg(long, default_value_t = 12)]
         episodes: usize,
     },
+    /// Quality: the four designs on pre-registered questions over generated
+    /// (or given) histories, graded at prompt level (and answer level when a
+    /// chat endpoint is configured).
+    Quality {
+        /// A folder of history files (*.jsonl) to run instead of the generated ones.
+        #[arg(long)]
+        histories: Option<std::path::PathBuf>,
+        /// A question file to run instead of generating one.
+        #[arg(long)]
+        questions: Option<std::path::PathBuf>,
+        /// `all`, or designs separated by commas (plain,window,episodes,full).
+        #[arg(long, default_value = "all")]
+        design: String,
+        /// Where histories, questions, results.json, chart.svg and failures.md go.
+        #[arg(long, default_value = "bench-quality")]
+        out: std::path::PathBuf,
+        /// Token budget of the memory block.
+        #[arg(long, default_value_t = tm_brain::block::DEFAULT_BUDGET)]
+        budget: usize,
+        /// Histories to generate.
+        #[arg(long, default_value_t = tm_bench::generate::DEFAULT_COUNT)]
+        count: usize,
+        /// The generator's (and the question picker's) seed.
+        #[arg(long, default_value_t = tm_bench::generate::DEFAULT_SEED)]
+        seed: u64,
+        #[arg(long, default_value = "minilm")]
+        embedder: String,
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+    },
+    /// LoCoMo: evidence recall of the block at a budget, per category, with baselines.
+    Locomo {
+        /// Path to locomo10.json.
+        #[arg(long)]
+        data: std::path::PathBuf,
+        #[arg(long, default_value_t = 1500)]
+        budget: usize,
+        /// Also write the figures as JSON here.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        #[arg(long, default_value = "minilm")]
+        embedder: String,
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+    },
     /// Recall latency per subject size, with and without the question's embedding.
     Recall {
         /// Subject sizes (episodes), comma-separated.
@@ -74,6 +119,34 @@ pub fn run(what: What) -> Result<ExitCode> {
             embedder,
             model_dir,
         } => block(&episodes, turns.max(1), &embedder, model_dir.as_deref()),
+        What::Quality {
+            histories,
+            questions,
+            design,
+            out,
+            budget,
+            count,
+            seed,
+            embedder,
+            model_dir,
+        } => crate::quality::run(crate::quality::Args {
+            histories,
+            questions,
+            design,
+            out,
+            budget,
+            count,
+            seed,
+            embedder,
+            model_dir,
+        }),
+        What::Locomo {
+            data,
+            budget,
+            out,
+            embedder,
+            model_dir,
+        } => crate::locomo::run(data, budget, out, &embedder, model_dir.as_deref()),
         What::Recall {
             episodes,
             turns,
@@ -549,6 +622,7 @@ fn block(
             at,
             tz: chrono_tz::UTC,
             budget: tm_brain::block::DEFAULT_BUDGET,
+            design: tm_model::block::Design::Full,
         };
         tm_brain::block::build(&store, &recaller, &subject, &req(QUESTIONS[0]))?;
         let mut times = Vec::with_capacity(turns);

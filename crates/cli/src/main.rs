@@ -2,7 +2,11 @@
 
 mod bench;
 mod demo;
+mod keys;
+mod locomo;
 mod nightly;
+mod quality;
+mod serve;
 
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
@@ -99,6 +103,9 @@ enum Command {
         /// Print the block as JSON (FORMATS "Block as JSON").
         #[arg(long)]
         json: bool,
+        /// Which design fills the slot (SPEC §9): plain, window, episodes or full.
+        #[arg(long, default_value = "full")]
+        design: tm_model::block::Design,
         /// The learner's question.
         question: String,
     },
@@ -187,6 +194,20 @@ enum Command {
     Nightly(nightly::NightlyArgs),
     /// The subject report for a teacher or learner (text, or --json).
     Report(nightly::ReportArgs),
+    /// Serve the HTTP API and the web report until Ctrl-C.
+    Serve {
+        /// Address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        addr: String,
+        /// Hard time cap on a block, in milliseconds.
+        #[arg(long, default_value_t = 2500)]
+        cap_ms: u64,
+    },
+    /// Manage the service's API keys (one or more per tenant).
+    Keys {
+        #[command(subcommand)]
+        what: keys::KeysCommand,
+    },
     /// Measure throughput (figures for BENCHMARKS.md).
     Bench {
         #[command(subcommand)]
@@ -329,6 +350,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cap_ms,
             tz,
             json,
+            design,
             question,
         } => {
             let store = open(&cli.db)?;
@@ -340,6 +362,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 at: parse_instant(&at)?,
                 tz,
                 budget,
+                design,
             };
             drop(store);
             let block = tm_brain::block::build_with_cap(
@@ -487,6 +510,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Nightly(args) => nightly::nightly(&cli.db, args),
         Command::Report(args) => nightly::report(&cli.db, args),
         Command::Bench { what } => bench::run(what),
+        Command::Serve { addr, cap_ms } => serve::run(serve::ServeOptions {
+            db: &cli.db,
+            addr: &addr,
+            embedder: &cli.embedder,
+            model_dir: cli.model_dir.as_deref(),
+            block_cap: std::time::Duration::from_millis(cap_ms),
+        }),
+        Command::Keys { what } => keys::run(&cli.db, what),
     }
 }
 
@@ -570,6 +601,8 @@ pub(crate) fn embed_with_progress(
         advance(&bar, done, total)
     });
     bar.finish_and_clear();
+    // The subject's file passages too: material retrieval compares them by vector.
+    tm_brain::passages::embed_missing(store, recaller.embedder(), subject, &mut |_| {})?;
     Ok(n?)
 }
 

@@ -10,8 +10,10 @@
 mod beliefs;
 mod chain;
 mod nightly;
+mod passages;
 mod recall;
 mod schema;
+mod tenants;
 
 use chrono::{DateTime, TimeZone, Utc};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
@@ -26,6 +28,7 @@ use tm_model::subject::SubjectKey;
 pub use chain::{ChainReport, ChainState};
 pub use nightly::CitationCheck;
 pub use recall::CandidateFacts;
+pub use tenants::{ApiKey, Claim, KeyOwner};
 
 /// Everything that can go wrong in the store.
 #[derive(Debug, thiserror::Error)]
@@ -242,6 +245,9 @@ impl Store {
             if version + 1 == 2 {
                 recall::backfill_index(&tx)?;
             }
+            if version + 1 == schema::PASSAGES_VERSION {
+                passages::backfill(&tx)?;
+            }
             tx.pragma_update(None, "user_version", version + 1)?;
             tx.commit()?;
         }
@@ -400,6 +406,16 @@ impl Store {
     /// The subject's current concept map (JSON of `tm_model::map::ConceptMap`), if any.
     pub fn latest_map(&self, subject: &Subject) -> Result<Option<String>> {
         latest_map(&self.conn, subject.id)
+    }
+
+    /// The id of the subject's newest concept-map snapshot (`None` before the
+    /// first): it changes exactly when a new snapshot is saved, so caches of
+    /// anything derived from the map key on it.
+    pub fn latest_map_id(&self, subject: &Subject) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MAX(id) FROM concept_maps WHERE subject_id = ?1")?
+            .query_row([subject.id], |r| r.get(0))?)
     }
 
     /// Whether a history file with this checksum was already imported into the subject.
@@ -720,6 +736,7 @@ impl Tx<'_> {
                 ins.execute(params![id, i as i64 + 1, text])?;
             }
         }
+        passages::index_version(&self.tx, subject.id, id, pages)?;
         let replaced = match current {
             Some(cur) if cur.removed_at.is_none() => {
                 self.tx.execute(

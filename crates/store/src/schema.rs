@@ -205,4 +205,52 @@ CREATE TABLE self_models (
     data        TEXT NOT NULL                  -- JSON of tm_model::nightly::SelfModel
 );
 "#,
+    // 6: passages of file pages for material retrieval (derived from
+    //    file_pages, outside the chain; backfilled by code right after this
+    //    runs, see `Store::migrate` and PASSAGES_VERSION).
+    r#"
+CREATE TABLE passages (
+    id          INTEGER PRIMARY KEY,
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    version_id  INTEGER NOT NULL REFERENCES file_versions(id),
+    page        INTEGER NOT NULL,              -- 1-based
+    line        INTEGER NOT NULL,              -- 1-based first line on the page
+    text        TEXT NOT NULL,
+    UNIQUE (version_id, page, line)
+);
+CREATE INDEX passages_by_subject ON passages (subject_id, version_id);
+-- Same tokenisation as episode_fts: terms from tm_model::recall::index_text
+-- plus the subject's token `s<id>`.
+CREATE VIRTUAL TABLE passage_fts USING fts5(terms, tokenize = 'ascii', content = '', columnsize = 0);
+CREATE TABLE passage_vectors (
+    passage_id  INTEGER PRIMARY KEY REFERENCES passages(id),
+    model       TEXT NOT NULL,
+    vector      BLOB NOT NULL                  -- little-endian f32, L2-normalised
+);
+"#,
+    // 7: tenants (platforms) and their API keys. A key is kept only as the
+    //    SHA-256 of its secret, found by its public prefix; a learner belongs
+    //    to at most one tenant (NULL: created outside the service, by the CLI).
+    r#"
+CREATE TABLE tenants (
+    id          INTEGER PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    created_at  INTEGER NOT NULL
+);
+CREATE TABLE api_keys (
+    id          INTEGER PRIMARY KEY,
+    tenant_id   INTEGER NOT NULL REFERENCES tenants(id),
+    prefix      TEXT NOT NULL UNIQUE,          -- public part of the key, shown in listings
+    sha256      TEXT NOT NULL,                 -- hex SHA-256 of the whole key
+    admin       INTEGER NOT NULL,              -- may run the nightly loop for every subject
+    created_at  INTEGER NOT NULL,
+    revoked_at  INTEGER
+);
+ALTER TABLE learners ADD COLUMN tenant_id INTEGER REFERENCES tenants(id);
+CREATE INDEX learners_by_tenant ON learners (tenant_id);
+"#,
 ];
+
+/// The schema version the passage migration brings the database to; its
+/// backfill runs right after it.
+pub const PASSAGES_VERSION: i64 = 6;

@@ -1,0 +1,130 @@
+//! How does a failure reach an API client? As a status and a stable JSON
+//! body `{"error":{"code","message"}}`; codes never change meaning.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// An error answered to a client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// The error body.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable machine-readable code: `unauthorized`, `forbidden`, `not_found`,
+    /// `unknown_subject`, `malformed_json`, `invalid_request`, `invalid_event`,
+    /// `payload_too_large`, `unsupported_media_type`, `conflict`,
+    /// `learner_unavailable`, `external_id_taken`, `model_failed`, `internal`.
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn unauthorized(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNAUTHORIZED, "unauthorized", message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::FORBIDDEN, "forbidden", message)
+    }
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::NOT_FOUND, "not_found", message)
+    }
+    pub fn unknown_subject(key: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            "unknown_subject",
+            format!("no subject {key}"),
+        )
+    }
+    pub fn malformed(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "malformed_json", message)
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_request", message)
+    }
+    pub fn too_large(limit: usize) -> Self {
+        Self::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is larger than {limit} bytes"),
+        )
+    }
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "internal", message)
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({}): {}", self.status, self.code, self.message)
+    }
+}
+
+impl std::error::Error for ApiError {}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code.to_string(),
+                message: self.message,
+            },
+        };
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+impl From<tm_store::Error> for ApiError {
+    fn from(e: tm_store::Error) -> Self {
+        use tm_store::Error as E;
+        match e {
+            E::UnknownSubject(key) => ApiError::unknown_subject(&key),
+            E::UnknownFile { .. } => {
+                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
+            }
+            E::ExternalIdTaken { .. } => {
+                ApiError::new(StatusCode::CONFLICT, "external_id_taken", e.to_string())
+            }
+            E::Key(_) => ApiError::invalid(e.to_string()),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
+impl From<tm_brain::Error> for ApiError {
+    fn from(e: tm_brain::Error) -> Self {
+        use tm_brain::Error as E;
+        match e {
+            E::Store(s) => s.into(),
+            E::History { line, message, .. } => ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "invalid_event",
+                // Line 1 is the subject line the server writes; events start at 2.
+                format!("event {}: {message}", line.saturating_sub(1)),
+            ),
+            E::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_event", m),
+            other => ApiError::internal(other.to_string()),
+        }
+    }
+}
+
+/// A `Result` whose error answers the client.
+pub type ApiResult<T> = std::result::Result<T, ApiError>;

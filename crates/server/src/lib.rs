@@ -1,0 +1,218 @@
+//! The HTTP face of Tutor Memory (the only crate that knows HTTP): a
+//! versioned JSON API under `/v1` with its OpenAPI 3.1 document generated from
+//! the handlers, tenants by API key, the chat turn, the web report,
+//! `/healthz` and `/metrics`.
+//!
+//! [`app`] builds the whole router from a state, so tests drive it with
+//! `tower::ServiceExt::oneshot` and no socket; [`serve`] runs it with a
+//! graceful shutdown.
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod metrics;
+pub mod pool;
+pub mod state;
+pub mod turn;
+pub mod view;
+pub mod web;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use error::ApiError;
+use futures_util::FutureExt;
+pub use state::{AppState, Config};
+use std::panic::AssertUnwindSafe;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Tutor Memory", description = "A tutor's memory of each learner's subject."),
+    modifiers(&BearerAuth),
+    components(schemas(error::ErrorBody)),
+    tags((name = "subjects"), (name = "events"), (name = "turns"), (name = "beliefs"),
+        (name = "map"), (name = "chain"), (name = "report"), (name = "admin"), (name = "service"))
+)]
+struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+        );
+    }
+}
+
+/// Liveness: the process answers and its database opens.
+#[utoipa::path(get, path = "/healthz", tag = "service",
+    responses((status = 200, description = "ok", body = String), (status = 503, body = error::ErrorBody)))]
+async fn healthz(State(state): State<AppState>) -> Response {
+    match state.blocking(|store| Ok(store.schema_version()?)).await {
+        Ok(_) => "ok\n".into_response(),
+        Err(e) => {
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.message).into_response()
+        }
+    }
+}
+
+/// Prometheus text exposition of the service's counters.
+#[utoipa::path(get, path = "/metrics", tag = "service",
+    responses((status = 200, description = "Prometheus text format", body = String)))]
+async fn metrics_text(State(state): State<AppState>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("text/plain; version=0.0.4"),
+        )],
+        state.metrics().render(),
+    )
+        .into_response()
+}
+
+/// The routes and the OpenAPI document they describe.
+fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+    let uploads = OpenApiRouter::new()
+        .routes(routes!(api::upload_file))
+        .layer(DefaultBodyLimit::max(state.config().max_upload_bytes));
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(healthz))
+        .routes(routes!(metrics_text))
+        .routes(routes!(api::create_subject, api::list_subjects))
+        .routes(routes!(api::get_subject))
+        .routes(routes!(api::post_events))
+        .routes(routes!(api::teach))
+        .routes(routes!(api::block))
+        .routes(routes!(turn::turn))
+        .routes(routes!(api::beliefs))
+        .routes(routes!(api::belief_history))
+        .routes(routes!(api::map))
+        .routes(routes!(api::episodes))
+        .routes(routes!(api::verify))
+        .routes(routes!(api::checkpoint))
+        .routes(routes!(web::report_json))
+        .merge(uploads)
+        .split_for_parts()
+}
+
+/// The OpenAPI 3.1 document, generated from the handlers' annotations.
+pub fn openapi(state: &AppState) -> utoipa::openapi::OpenApi {
+    routes(state).1
+}
+
+/// The whole service as a router.
+pub fn app(state: AppState) -> Router {
+    let (router, doc) = routes(&state);
+    let doc = std::sync::Arc::new(doc);
+    router
+        .route(
+            "/v1/openapi.json",
+            axum::routing::get(move || {
+                let doc = doc.clone();
+                async move { axum::Json(doc.as_ref().clone()) }
+            }),
+        )
+        .route(
+            "/subjects/{learner}/{subject}",
+            axum::routing::get(web::report_page),
+        )
+        .layer(DefaultBodyLimit::max(state.config().max_json_bytes))
+        .layer(middleware::from_fn(json_errors))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(middleware::from_fn(catch_panic))
+        .with_state(state)
+}
+
+/// Any error response that is not already JSON or HTML (axum's own: unknown
+/// route, wrong method, a path that does not parse, a body over the limit)
+/// is rewritten into the API's error shape.
+async fn json_errors(req: Request, next: Next) -> Response {
+    let response = next.run(req).await;
+    let status = response.status();
+    if !(status.is_client_error() || status.is_server_error()) {
+        return response;
+    }
+    let kind = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if kind.starts_with("application/json") || kind.starts_with("text/html") {
+        return response;
+    }
+    let text = axum::body::to_bytes(response.into_body(), 64 * 1024)
+        .await
+        .map(|b| String::from_utf8_lossy(&b).trim().to_string())
+        .unwrap_or_default();
+    let (code, fallback) = match status {
+        StatusCode::NOT_FOUND => ("not_found", "no such route"),
+        StatusCode::METHOD_NOT_ALLOWED => ("method_not_allowed", "method not allowed here"),
+        StatusCode::PAYLOAD_TOO_LARGE => ("payload_too_large", "the request body is too large"),
+        StatusCode::UNSUPPORTED_MEDIA_TYPE => ("unsupported_media_type", "unsupported media type"),
+        StatusCode::BAD_REQUEST => ("bad_request", "bad request"),
+        s if s.is_server_error() => ("internal", "internal error"),
+        _ => ("invalid_request", "invalid request"),
+    };
+    let message = if text.is_empty() {
+        fallback.to_string()
+    } else {
+        text
+    };
+    ApiError::new(status, code, message).into_response()
+}
+
+/// A panic anywhere in a handler is a 500 answer, never a dead connection or
+/// a dead server.
+async fn catch_panic(req: Request, next: Next) -> Response {
+    match AssertUnwindSafe(next.run(req)).catch_unwind().await {
+        Ok(r) => r,
+        Err(_) => ApiError::internal("the request failed unexpectedly").into_response(),
+    }
+}
+
+/// Serves `app` on `listener` until `shutdown` resolves; then stops taking
+/// connections and lets requests in flight finish (their writes commit before
+/// their answers, so no acknowledged write is lost).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, app(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let term = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let term = std::future::pending::<()>();
+    tokio::select! {
+        _ = ctrl_c => {},
+        _ = term => {},
+    }
+}

@@ -1,0 +1,518 @@
+//! The web report at `/subjects/{learner}/{subject}`: one server-rendered
+//! HTML page, no script, no build chain. Every piece of learner or file text
+//! is HTML-escaped. Beliefs open their history in `<details>` (keyboard and
+//! no-JavaScript friendly); a link to `#belief-…` opens it too, because the
+//! anchor sits inside the details and browsers expand a details element
+//! whose content is the fragment's target.
+//!
+//! Auth: the page takes the tenant's key as `Authorization: Bearer`, as the
+//! `tm_key` cookie, or as `?key=` (for a link a person can open; the page then
+//! sets the cookie, HttpOnly and SameSite=Strict, and asks for no referrer so
+//! the key does not travel on).
+
+use crate::auth::{Tenant, authenticate, bearer};
+use crate::error::{ApiError, ApiResult};
+use crate::state::AppState;
+use crate::view::{ReportView, gather};
+use axum::extract::{Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, header};
+use axum::response::{Html, IntoResponse, Response};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fmt::Write;
+
+/// Escapes text for HTML element content and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[derive(Debug, Deserialize)]
+pub struct PageQuery {
+    pub key: Option<String>,
+}
+
+fn cookie_key(parts: &Parts) -> Option<String> {
+    parts
+        .headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(n, _)| *n == "tm_key")
+        .map(|(_, v)| v.to_string())
+}
+
+fn page_error(e: ApiError) -> Response {
+    let body = format!(
+        "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{}</title><body><h1>{}</h1><p>{}</p></body></html>",
+        e.status.as_u16(),
+        e.status.canonical_reason().unwrap_or("error"),
+        esc(&e.message)
+    );
+    (e.status, Html(body)).into_response()
+}
+
+/// The report page of one subject.
+pub async fn report_page(
+    State(state): State<AppState>,
+    Path((learner, subject)): Path<(String, String)>,
+    Query(q): Query<PageQuery>,
+    parts: Parts,
+) -> Response {
+    let from_query = q.key.is_some();
+    let key = bearer(&parts)
+        .map(str::to_string)
+        .or(q.key)
+        .or_else(|| cookie_key(&parts));
+    let Some(key) = key else {
+        return page_error(ApiError::unauthorized(
+            "open this page with the tenant's key: ?key=<key>, or the tm_key cookie",
+        ));
+    };
+    let tenant: Tenant = match authenticate(&state, &key).await {
+        Ok(t) => t,
+        Err(e) => return page_error(e),
+    };
+    let view = state
+        .blocking(move |store| {
+            let s = crate::api::owned(store, &tenant, &learner, &subject)?;
+            gather(store, &s)
+        })
+        .await;
+    match view {
+        Ok(v) => {
+            let mut res = Html(render(&v)).into_response();
+            let h = res.headers_mut();
+            h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+            h.insert(
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+            );
+            if from_query
+                && let Ok(c) = HeaderValue::from_str(&format!(
+                    "tm_key={key}; HttpOnly; SameSite=Strict; Path=/subjects"
+                ))
+            {
+                h.insert(header::SET_COOKIE, c);
+            }
+            res
+        }
+        Err(e) => page_error(e),
+    }
+}
+
+/// The report as JSON (the data the page draws).
+#[utoipa::path(get, path = "/v1/subjects/{learner}/{subject}/report", tag = "report",
+    params(("learner" = String, Path), ("subject" = String, Path)),
+    responses((status = 200, body = ReportView), (status = 404, body = crate::error::ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn report_json(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    Path((learner, subject)): Path<(String, String)>,
+) -> ApiResult<axum::Json<ReportView>> {
+    let v = state
+        .blocking(move |store| {
+            let s = crate::api::owned(store, &tenant, &learner, &subject)?;
+            gather(store, &s)
+        })
+        .await?;
+    Ok(axum::Json(v))
+}
+
+const STYLE: &str = r#"
+body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1rem 1.5rem;color:#1d1d1f}
+h1{margin:.2rem 0}h2{margin-top:2rem;border-bottom:1px solid #ddd}
+.muted{color:#666}.ok{color:#176b2c}.bad{color:#a11}
+svg{max-width:100%;height:auto;border:1px solid #eee;background:#fcfcfc}
+.ready{fill:#2e8b57}.explained{fill:#4682b4}.named{fill:#e0a030}
+.edge{stroke:#999;stroke-width:1.2;fill:none}
+.label{font-size:12px;text-anchor:middle}
+a:focus,summary:focus{outline:3px solid #4682b4}
+details{margin:.3rem 0;padding:.2rem .5rem;border-left:3px solid #ddd}
+details[open]{border-color:#4682b4}
+table{border-collapse:collapse}td,th{padding:.15rem .6rem;text-align:left;border-bottom:1px solid #eee}
+.bar{display:inline-block;height:.8rem;background:#4682b4;vertical-align:middle}
+.legend span{margin-right:1rem}
+"#;
+
+/// The whole page.
+pub fn render(v: &ReportView) -> String {
+    let mut o = String::new();
+    let _ = write!(
+        o,
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>{} — Tutor Memory</title><style>{STYLE}</style></head><body>",
+        esc(&v.title)
+    );
+    let _ = write!(
+        o,
+        "<header><h1>{}</h1><p class=\"muted\">{} · {} episodes · material readiness {:.0}%</p>{}</header><main>",
+        esc(&v.title),
+        esc(&v.subject),
+        v.episodes,
+        v.readiness * 100.0,
+        chain_line(v)
+    );
+    map_section(&mut o, v);
+    beliefs_section(&mut o, v);
+    timeline_section(&mut o, v);
+    calibration_section(&mut o, v);
+    list_section(
+        &mut o,
+        "stale",
+        "Stale citations",
+        "answers whose cited file has since been replaced or removed",
+        &v.stale,
+    );
+    list_section(
+        &mut o,
+        "unanswered",
+        "Unanswered questions",
+        "questions with no recorded answer after them",
+        &v.unanswered,
+    );
+    o.push_str("</main></body></html>");
+    o
+}
+
+fn chain_line(v: &ReportView) -> String {
+    match &v.chain.first_break {
+        None => format!(
+            "<p id=\"chain\" class=\"ok\">Chain intact: {} episodes verified, head {}…</p>",
+            v.chain.verified,
+            esc(v.chain.head_hash.get(..16).unwrap_or(""))
+        ),
+        Some(b) => format!(
+            "<p id=\"chain\" class=\"bad\">Chain BROKEN: {} ({} episodes verified before it)</p>",
+            esc(&b.to_string()),
+            v.chain.verified
+        ),
+    }
+}
+
+fn map_section(o: &mut String, v: &ReportView) {
+    o.push_str("<section id=\"map\"><h2>Concept map</h2>");
+    if v.concepts.is_empty() {
+        o.push_str("<p>No concepts yet: no file has been read into the map.</p></section>");
+        return;
+    }
+    o.push_str("<p class=\"legend muted\">Columns are the teaching order (prerequisites left); size is centrality; colour is readiness: <span style=\"color:#e0a030\">● named</span><span style=\"color:#4682b4\">● explained by the files</span><span style=\"color:#2e8b57\">● confirmed or taught</span>. ✎ marks a concept the learner taught.</p>");
+    let by_key: HashMap<&str, &crate::view::ConceptView> =
+        v.concepts.iter().map(|c| (c.key.as_str(), c)).collect();
+    let belief_of: HashMap<String, &str> = v
+        .beliefs
+        .iter()
+        .map(|b| (tm_model::lang::canonical_key(&b.about), b.anchor.as_str()))
+        .collect();
+    let (col_w, row_h, pad) = (190.0, 70.0, 50.0);
+    let rows = v.layers.iter().map(Vec::len).max().unwrap_or(1).max(1);
+    let width = pad * 2.0 + col_w * (v.layers.len().max(1) as f64 - 1.0) + 40.0;
+    let height = pad * 2.0 + row_h * (rows as f64 - 1.0) + 20.0;
+    let max_c = v
+        .concepts
+        .iter()
+        .map(|c| c.centrality)
+        .fold(f64::MIN_POSITIVE, f64::max);
+    let mut pos: HashMap<&str, (f64, f64)> = HashMap::new();
+    for (i, layer) in v.layers.iter().enumerate() {
+        let offset = (rows - layer.len()) as f64 * row_h / 2.0;
+        for (j, k) in layer.iter().enumerate() {
+            pos.insert(
+                k.as_str(),
+                (pad + i as f64 * col_w, pad + offset + j as f64 * row_h),
+            );
+        }
+    }
+    let _ = write!(
+        o,
+        "<svg role=\"img\" aria-labelledby=\"map-title\" viewBox=\"0 0 {width:.0} {height:.0}\" width=\"{width:.0}\" height=\"{height:.0}\" xmlns=\"http://www.w3.org/2000/svg\"><title id=\"map-title\">Concept map of {} in teaching order</title>",
+        esc(&v.title)
+    );
+    for c in &v.concepts {
+        let Some(&(x1, y1)) = pos.get(c.key.as_str()) else {
+            continue;
+        };
+        for to in &c.builds_on {
+            if let Some(&(x2, y2)) = pos.get(to.as_str()) {
+                let mid = (x1 + x2) / 2.0;
+                let _ = write!(
+                    o,
+                    "<path class=\"edge\" d=\"M{x2:.1},{y2:.1} C{mid:.1},{y2:.1} {mid:.1},{y1:.1} {x1:.1},{y1:.1}\"/>"
+                );
+            }
+        }
+    }
+    for layer in &v.layers {
+        for k in layer {
+            let (Some(c), Some(&(x, y))) = (by_key.get(k.as_str()), pos.get(k.as_str())) else {
+                continue;
+            };
+            let r = 7.0 + 17.0 * (c.centrality / max_c).sqrt();
+            let taught = if c.taught.is_empty() { "" } else { " ✎" };
+            let tip = format!(
+                "{} — readiness {:.2} ({}), centrality {:.3}, layer {}{}",
+                c.name,
+                c.readiness,
+                c.band,
+                c.centrality,
+                c.layer + 1,
+                c.taught
+                    .iter()
+                    .map(|t| format!("\ntaught: {t}"))
+                    .collect::<String>()
+            );
+            let circle = format!(
+                "<circle class=\"{}\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"{r:.1}\"><title>{}</title></circle><text class=\"label\" x=\"{x:.1}\" y=\"{:.1}\">{}{taught}</text>",
+                esc(&c.band),
+                esc(&tip),
+                y + r + 13.0,
+                esc(&c.name)
+            );
+            match belief_of.get(&c.key) {
+                Some(anchor) => {
+                    let _ = write!(
+                        o,
+                        "<a href=\"#{}\" class=\"concept\" data-concept=\"{}\">{circle}</a>",
+                        esc(anchor),
+                        esc(&c.name)
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        o,
+                        "<g class=\"concept\" data-concept=\"{}\">{circle}</g>",
+                        esc(&c.name)
+                    );
+                }
+            }
+        }
+    }
+    o.push_str("</svg>");
+    let taught: Vec<&crate::view::ConceptView> =
+        v.concepts.iter().filter(|c| !c.taught.is_empty()).collect();
+    if !taught.is_empty() {
+        o.push_str("<h3>Taught by the learner</h3><ul id=\"taught\">");
+        for c in taught {
+            for t in &c.taught {
+                let _ = write!(o, "<li><b>{}</b>: {}</li>", esc(&c.name), esc(t));
+            }
+        }
+        o.push_str("</ul>");
+    }
+    o.push_str("<h3>Teaching order</h3><ol id=\"order\">");
+    for layer in &v.layers {
+        let names: Vec<String> = layer
+            .iter()
+            .map(|k| {
+                esc(by_key
+                    .get(k.as_str())
+                    .map_or(k.as_str(), |c| c.name.as_str()))
+            })
+            .collect();
+        let _ = write!(o, "<li>{}</li>", names.join(", "));
+    }
+    o.push_str("</ol></section>");
+}
+
+fn beliefs_section(o: &mut String, v: &ReportView) {
+    o.push_str("<section id=\"beliefs\"><h2>What the tutor believes</h2>");
+    if v.beliefs.is_empty() {
+        o.push_str("<p>No beliefs yet: no check has been recorded.</p></section>");
+        return;
+    }
+    o.push_str("<p class=\"muted\">From the learner's checks; open one for its history.</p>");
+    for b in &v.beliefs {
+        let flag = if b.flagged {
+            " <span class=\"muted\">(decayed, to reconfirm)</span>"
+        } else {
+            ""
+        };
+        let _ = write!(
+            o,
+            "<details class=\"belief\"><summary>{} <b>{}</b> ({:.2}){flag}</summary><div id=\"{}\" class=\"history\"><table><thead><tr><th>when</th><th>claim</th><th>confidence</th><th>why</th></tr></thead><tbody>",
+            esc(&b.claim.replace('_', " ")),
+            esc(&b.about),
+            b.confidence,
+            esc(&b.anchor)
+        );
+        for s in &b.history {
+            let _ = write!(
+                o,
+                "<tr><td>{}</td><td>{}</td><td>{:.2}</td><td>{}</td></tr>",
+                s.at.format("%Y-%m-%d"),
+                esc(&s.claim.replace('_', " ")),
+                s.confidence,
+                esc(&s.reason)
+            );
+        }
+        o.push_str("</tbody></table></div></details>");
+    }
+    o.push_str("</section>");
+}
+
+fn timeline_section(o: &mut String, v: &ReportView) {
+    o.push_str("<section id=\"timeline\"><h2>Month by month</h2>");
+    if v.months.is_empty() {
+        o.push_str("<p>No episodes yet.</p></section>");
+        return;
+    }
+    // Every month between the first and the last, so a quiet month shows as one.
+    let parse = |m: &str| -> Option<(i32, u32)> {
+        let (y, mo) = m.split_once('-')?;
+        Some((y.parse().ok()?, mo.parse().ok()?))
+    };
+    let by_month: HashMap<&str, &crate::view::MonthView> =
+        v.months.iter().map(|m| (m.month.as_str(), m)).collect();
+    let max = v.months.iter().map(|m| m.total).max().unwrap_or(1).max(1);
+    o.push_str(
+        "<table><thead><tr><th>month</th><th>episodes</th><th>what</th></tr></thead><tbody>",
+    );
+    if let (Some(first), Some(last)) = (
+        v.months.first().and_then(|m| parse(&m.month)),
+        v.months.last().and_then(|m| parse(&m.month)),
+    ) {
+        let (mut y, mut m) = first;
+        let mut guard = 0;
+        while (y, m) <= last && guard < 1200 {
+            guard += 1;
+            let key = format!("{y:04}-{m:02}");
+            match by_month.get(key.as_str()) {
+                Some(mv) => {
+                    let kinds: Vec<String> =
+                        mv.kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                    let _ = write!(
+                        o,
+                        "<tr><td>{key}</td><td><span class=\"bar\" style=\"width:{}px\"></span> {}</td><td>{}</td></tr>",
+                        (mv.total * 200 / max).max(2),
+                        mv.total,
+                        esc(&kinds.join(", "))
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        o,
+                        "<tr class=\"quiet\"><td>{key}</td><td>0</td><td class=\"muted\">no record</td></tr>"
+                    );
+                }
+            }
+            (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
+        }
+    }
+    o.push_str("</tbody></table></section>");
+}
+
+fn calibration_section(o: &mut String, v: &ReportView) {
+    let c = &v.calibration;
+    o.push_str("<section id=\"calibration\"><h2>Calibration</h2>");
+    if c.checks == 0 {
+        o.push_str("<p>No check carried a predicted mastery yet.</p></section>");
+        return;
+    }
+    let _ = write!(
+        o,
+        "<p>{} checks with a predicted mastery; expected calibration error {:.3}.{}</p>",
+        c.checks,
+        c.ece.unwrap_or(0.0),
+        if c.checks < 5 {
+            " Fewer than five: treat confidence as a ranking, not a probability."
+        } else {
+            ""
+        }
+    );
+    let (s, p) = (240.0, 30.0);
+    let _ = write!(
+        o,
+        "<svg role=\"img\" aria-label=\"Reliability curve: predicted mastery against observed share right\" viewBox=\"0 0 {w} {w}\" width=\"{w}\" height=\"{w}\" xmlns=\"http://www.w3.org/2000/svg\"><rect x=\"{p}\" y=\"{p}\" width=\"{s}\" height=\"{s}\" fill=\"none\" stroke=\"#ccc\"/><line x1=\"{p}\" y1=\"{y0}\" x2=\"{x1}\" y2=\"{p}\" stroke=\"#bbb\" stroke-dasharray=\"4\"/>",
+        w = s + 2.0 * p,
+        y0 = p + s,
+        x1 = p + s
+    );
+    let pts: Vec<(f64, f64)> = c
+        .bins
+        .iter()
+        .map(|b| (p + b.predicted * s, p + (1.0 - b.observed) * s))
+        .collect();
+    if pts.len() > 1 {
+        let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
+        let _ = write!(
+            o,
+            "<polyline points=\"{}\" fill=\"none\" stroke=\"#4682b4\" stroke-width=\"2\"/>",
+            d.join(" ")
+        );
+    }
+    for (b, (x, y)) in c.bins.iter().zip(&pts) {
+        let _ = write!(
+            o,
+            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"#4682b4\"><title>predicted {:.2}, observed {:.2}, {} checks</title></circle>",
+            b.predicted, b.observed, b.count
+        );
+    }
+    let _ = write!(
+        o,
+        "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">predicted mastery</text><text x=\"12\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\" transform=\"rotate(-90 12 {})\">share right</text></svg>",
+        p + s / 2.0,
+        s + 2.0 * p - 6.0,
+        p + s / 2.0,
+        p + s / 2.0
+    );
+    o.push_str("<table><thead><tr><th>predicted</th><th>checks</th><th>mean predicted</th><th>observed</th></tr></thead><tbody>");
+    for b in &c.bins {
+        let _ = write!(
+            o,
+            "<tr><td>{:.1}–{:.1}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
+            b.from, b.to, b.count, b.predicted, b.observed
+        );
+    }
+    o.push_str("</tbody></table></section>");
+}
+
+fn list_section(
+    o: &mut String,
+    id: &str,
+    title: &str,
+    what: &str,
+    items: &[crate::view::EpisodeRef],
+) {
+    let _ = write!(o, "<section id=\"{id}\"><h2>{title}</h2>");
+    if items.is_empty() {
+        let _ = write!(o, "<p>None: no {what}.</p></section>");
+        return;
+    }
+    let _ = write!(o, "<p class=\"muted\">{} {what}.</p><ul>", items.len());
+    for e in items {
+        let _ = write!(
+            o,
+            "<li>{} · #{} · {}</li>",
+            e.at.format("%Y-%m-%d"),
+            e.seq,
+            esc(&e.summary)
+        );
+    }
+    o.push_str("</ul></section>");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_markup_and_quotes() {
+        assert_eq!(
+            esc("<script>alert('x')</script> & \"y\""),
+            "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; &quot;y&quot;"
+        );
+    }
+}

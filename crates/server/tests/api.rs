@@ -1,0 +1,951 @@
+//! The API through the router, no socket: every route, tenant isolation,
+//! malformed bodies, oversized uploads, unknown subjects, and the OpenAPI
+//! document listing every route.
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use chrono::Utc;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use tm_server::{AppState, Config, app, auth};
+use tower::ServiceExt;
+
+struct Harness {
+    app: Router,
+    /// Tenant "acme".
+    a: String,
+    /// Tenant "blue".
+    b: String,
+    /// An admin key (tenant "ops").
+    admin: String,
+    _dir: tempfile::TempDir,
+}
+
+fn harness_with(config: Config) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("t.db");
+    let mut store = tm_store::Store::open(&db).unwrap();
+    let mut key = |tenant: &str, admin: bool| {
+        let k = auth::generate().unwrap();
+        store
+            .add_api_key(tenant, &k.prefix, &k.sha256, admin, Utc::now())
+            .unwrap();
+        k.secret
+    };
+    let (a, b, admin) = (key("acme", false), key("blue", false), key("ops", true));
+    let recaller = Arc::new(tm_brain::recall::Recaller::new(Arc::new(
+        tm_embed::HashEmbedder::new(),
+    )));
+    let state = AppState::new(&db, recaller, config).unwrap();
+    Harness {
+        app: app(state),
+        a,
+        b,
+        admin,
+        _dir: dir,
+    }
+}
+
+fn harness() -> Harness {
+    harness_with(Config::default())
+}
+
+impl Harness {
+    async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {
+        let res = self.app.clone().oneshot(req).await.unwrap();
+        let status = res.status();
+        let bytes = res.into_body().collect().await.unwrap().to_bytes();
+        let v = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into_owned()));
+        (status, v)
+    }
+
+    async fn call(
+        &self,
+        method: &str,
+        uri: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let mut req = Request::builder().method(method).uri(uri);
+        if !key.is_empty() {
+            req = req.header(header::AUTHORIZATION, format!("Bearer {key}"));
+        }
+        let req = match body {
+            Some(b) => req
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(b.to_string())),
+            None => req.body(Body::empty()),
+        };
+        self.send(req.unwrap()).await
+    }
+
+    async fn raw(
+        &self,
+        method: &str,
+        uri: &str,
+        key: &str,
+        kind: &str,
+        body: Vec<u8>,
+    ) -> (StatusCode, Value) {
+        let req = Request::builder()
+            .method(method)
+            .uri(uri)
+            .header(header::AUTHORIZATION, format!("Bearer {key}"))
+            .header(header::CONTENT_TYPE, kind)
+            .body(Body::from(body))
+            .unwrap();
+        self.send(req).await
+    }
+
+    async fn upload(
+        &self,
+        uri: &str,
+        key: &str,
+        name: &str,
+        bytes: &[u8],
+        at: &str,
+    ) -> (StatusCode, Value) {
+        let boundary = "XbOuNdArYx";
+        let mut body = Vec::new();
+        body.extend_from_slice(
+            format!("--{boundary}\r\nContent-Disposition: form-data; name=\"at\"\r\n\r\n{at}\r\n")
+                .as_bytes(),
+        );
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(bytes);
+        body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+        self.raw(
+            "POST",
+            uri,
+            key,
+            &format!("multipart/form-data; boundary={boundary}"),
+            body,
+        )
+        .await
+    }
+
+    /// A subject for tenant a with a file, a conversation, checks and a quiz.
+    async fn sample(&self) {
+        let (s, v) = self
+            .call("POST", "/v1/subjects", &self.a,
+                Some(json!({"learner":"ana","subject":"cells","title":"Cell biology","timezone":"Europe/Madrid","at":"2026-03-01T08:00:00Z"})))
+            .await;
+        assert_eq!(s, StatusCode::CREATED, "{v}");
+        let (s, v) = self
+            .upload(
+                "/v1/subjects/ana/cells/files",
+                &self.a,
+                "cells.md",
+                SAMPLE_MD.as_bytes(),
+                "2026-03-02T09:00:00Z",
+            )
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        assert_eq!(v["file_versions"], 1);
+        let (s, v) = self
+            .call("POST", "/v1/subjects/ana/cells/events", &self.a, Some(json!([
+                {"id":"e1","type":"learner","at":"2026-07-12T09:10:00Z","text":"What does the cell membrane do?"},
+                {"id":"e2","type":"tutor","at":"2026-07-12T09:10:05Z","text":"The cell membrane decides what enters and leaves the cell.","cites":[{"file":"cells.md","page":1}]},
+                {"id":"e3","type":"check","at":"2026-07-12T09:20:00Z","topic":"cell membrane","verdict":"right","evaluation":"Correct.","predicted":0.5},
+                {"id":"e4","type":"check","at":"2026-07-12T09:25:00Z","topic":"cytoplasm","verdict":"wrong","evaluation":"Not quite: the cytoplasm is the gel inside.","predicted":0.6},
+                {"id":"e5","type":"quiz","at":"2026-07-13T15:00:00Z","title":"Cells quiz","score":7,"max":10,"concepts":["Cell membrane"]}
+            ])))
+            .await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        assert_eq!(v["appended"], 5, "{v}");
+    }
+}
+
+const SAMPLE_MD: &str = "# Cells\n\nA **cell** is the smallest unit of life.\n\n## Cell membrane\n\nThe **cell membrane** is the layer that surrounds the cell and controls what enters and leaves it.\n\n## Cytoplasm\n\nThe **cytoplasm** is the gel inside the cell membrane where the organelles sit.\n";
+
+#[tokio::test]
+async fn subjects_are_created_listed_and_read_per_tenant() {
+    let h = harness();
+    h.sample().await;
+    let (s, v) = h.call("GET", "/v1/subjects", &h.a, None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["subjects"][0]["key"], "ana/cells");
+    assert_eq!(v["subjects"][0]["timezone"], "Europe/Madrid");
+    let (_, v) = h.call("GET", "/v1/subjects", &h.b, None).await;
+    assert_eq!(v["subjects"].as_array().unwrap().len(), 0, "{v}");
+
+    let (s, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["episodes"], 6, "{v}");
+    assert_eq!(v["files"][0]["name"], "cells.md");
+    assert_eq!(v["files"][0]["format"], "markdown");
+
+    // Creating it again is not an error; another tenant cannot take the learner.
+    let body = json!({"learner":"ana","subject":"cells"});
+    let (s, _) = h
+        .call("POST", "/v1/subjects", &h.a, Some(body.clone()))
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, v) = h.call("POST", "/v1/subjects", &h.b, Some(body)).await;
+    assert_eq!(s, StatusCode::CONFLICT);
+    assert_eq!(v["error"]["code"], "learner_unavailable");
+}
+
+#[tokio::test]
+async fn another_tenants_subject_is_not_found_on_every_route() {
+    let h = harness();
+    h.sample().await;
+    let q = json!({"question":"what is a cell","at":"2026-11-20T10:00:00Z"});
+    let routes: Vec<(&str, String, Option<Value>)> = vec![
+        ("GET", "/v1/subjects/ana/cells".into(), None),
+        (
+            "POST",
+            "/v1/subjects/ana/cells/events".into(),
+            Some(json!({"type":"learner","at":"2026-11-01T10:00:00Z","text":"hi"})),
+        ),
+        (
+            "POST",
+            "/v1/subjects/ana/cells/teach".into(),
+            Some(
+                json!({"text":"Remember that we call it the cell skin","at":"2026-11-01T10:00:00Z"}),
+            ),
+        ),
+        ("POST", "/v1/subjects/ana/cells/block".into(), Some(q)),
+        (
+            "POST",
+            "/v1/subjects/ana/cells/turns".into(),
+            Some(json!({"text":"hi","at":"2026-11-20T10:00:00Z"})),
+        ),
+        ("GET", "/v1/subjects/ana/cells/beliefs".into(), None),
+        (
+            "GET",
+            "/v1/subjects/ana/cells/beliefs/cytoplasm".into(),
+            None,
+        ),
+        ("GET", "/v1/subjects/ana/cells/map".into(), None),
+        ("GET", "/v1/subjects/ana/cells/episodes".into(), None),
+        ("GET", "/v1/subjects/ana/cells/verify".into(), None),
+        ("GET", "/v1/subjects/ana/cells/checkpoint".into(), None),
+        ("GET", "/v1/subjects/ana/cells/report".into(), None),
+    ];
+    for (method, uri, body) in &routes {
+        let (s, v) = h.call(method, uri, &h.b, body.clone()).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{method} {uri}: {v}");
+        assert_eq!(v["error"]["code"], "unknown_subject", "{method} {uri}");
+        // Exactly what a subject that does not exist answers.
+        let missing = uri.replace("ana/cells", "ana/nothing");
+        let (s2, v2) = h.call(method, &missing, &h.a, body.clone()).await;
+        assert_eq!(s2, StatusCode::NOT_FOUND, "{method} {missing}: {v2}");
+        assert_eq!(v2["error"]["code"], "unknown_subject");
+    }
+    let (s, _) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.b,
+            "x.md",
+            b"# X\n",
+            "2026-03-02T09:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    // Nothing the other tenant sent was written.
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(v["episodes"], 6);
+}
+
+#[tokio::test]
+async fn keys_are_required_and_checked() {
+    let h = harness();
+    let (s, v) = h.call("GET", "/v1/subjects", "", None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert_eq!(v["error"]["code"], "unauthorized");
+    let forged = format!("tm_{}", "0".repeat(64));
+    let (s, _) = h.call("GET", "/v1/subjects", &forged, None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    // The right prefix with a wrong secret.
+    let wrong = format!("{}{}", &h.a[..15], "f".repeat(h.a.len() - 15));
+    let (s, _) = h.call("GET", "/v1/subjects", &wrong, None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _) = h.call("GET", "/v1/subjects", "garbage key", None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn malformed_bodies_get_json_errors_and_write_nothing() {
+    let h = harness();
+    h.sample().await;
+    let ev = "/v1/subjects/ana/cells/events";
+    let (s, v) = h
+        .raw("POST", ev, &h.a, "application/json", b"{not json".to_vec())
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+    assert_eq!(v["error"]["code"], "malformed_json");
+    let (s, v) = h.raw("POST", ev, &h.a, "text/plain", b"{}".to_vec()).await;
+    assert_eq!(s, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    assert_eq!(v["error"]["code"], "unsupported_media_type");
+    // A bad verdict in the second event: the first is not written either.
+    let (s, v) = h
+        .call(
+            "POST",
+            ev,
+            &h.a,
+            Some(json!([
+                {"type":"learner","at":"2026-11-01T10:00:00Z","text":"fine"},
+                {"type":"check","at":"2026-11-01T10:01:00Z","topic":"x","verdict":"maybe"}
+            ])),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["code"], "invalid_event");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("event 2"),
+        "{v}"
+    );
+    for bad in [
+        json!({"type":"file","at":"2026-11-01T10:00:00Z","name":"p","path":"../../etc/passwd"}),
+        json!({"type":"subject","learner":"x","subject":"y"}),
+        json!(42),
+        json!([]),
+        json!({"type":"learner","at":"yesterday","text":"x"}),
+    ] {
+        let (s, v) = h.call("POST", ev, &h.a, Some(bad.clone())).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {v}");
+    }
+    let (s, v) = h
+        .call(
+            "POST",
+            "/v1/subjects",
+            &h.a,
+            Some(json!({"learner":"Not A Slug!","subject":"x"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let (s, v) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/block",
+            &h.a,
+            Some(json!({"question":"x","budget":"big"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let (s, v) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/teach",
+            &h.a,
+            Some(json!({"text":"What is a cell?"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(v["error"]["code"], "not_teaching");
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(v["episodes"], 6, "nothing was written: {v}");
+    // Unknown routes and methods answer in the same shape.
+    let (s, v) = h.call("GET", "/v1/nothing-here", &h.a, None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+    assert_eq!(v["error"]["code"], "not_found");
+    let (s, v) = h.call("DELETE", "/v1/subjects", &h.a, None).await;
+    assert_eq!(s, StatusCode::METHOD_NOT_ALLOWED);
+    assert_eq!(v["error"]["code"], "method_not_allowed");
+}
+
+#[tokio::test]
+async fn oversized_bodies_are_refused() {
+    let h = harness_with(Config {
+        max_json_bytes: 4 * 1024,
+        max_upload_bytes: 16 * 1024,
+        ..Config::default()
+    });
+    h.sample().await;
+    let big = "word ".repeat(2000);
+    let (s, v) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/events",
+            &h.a,
+            Some(json!({"type":"learner","at":"2026-11-01T10:00:00Z","text":big})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    assert_eq!(v["error"]["code"], "payload_too_large");
+    // An upload may be larger than a JSON body, up to its own limit.
+    let medium = format!("# Notes\n\n{}", "Osmosis moves water. ".repeat(300));
+    let (s, v) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            "notes.md",
+            medium.as_bytes(),
+            "2026-03-03T09:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let huge = vec![b'a'; 64 * 1024];
+    let (s, v) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            "huge.txt",
+            &huge,
+            "2026-03-03T09:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::PAYLOAD_TOO_LARGE, "{v}");
+    assert_eq!(v["error"]["code"], "payload_too_large");
+}
+
+#[tokio::test]
+async fn uploads_read_markdown_text_and_refuse_broken_pdfs() {
+    let h = harness();
+    h.sample().await;
+    let (s, v) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            "notes.txt",
+            b"Osmosis\n\nOsmosis is the movement of water across a membrane.",
+            "2026-03-04T09:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let (s, v) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            "broken.pdf",
+            b"%PDF-1.4 not really a pdf",
+            "2026-03-04T09:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert_eq!(v["error"]["code"], "invalid_event");
+    // A replacement: same name, new bytes, a new version.
+    let (s, _) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            "cells.md",
+            format!("{SAMPLE_MD}\n## Nucleus\n\nThe **nucleus** holds the DNA.\n").as_bytes(),
+            "2026-10-01T08:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    let files = v["files"].as_array().unwrap();
+    let cells: Vec<&Value> = files.iter().filter(|f| f["name"] == "cells.md").collect();
+    assert_eq!(cells.len(), 2, "{v}");
+    assert!(cells.iter().any(|f| !f["replaced_at"].is_null()));
+    let (_, m) = h
+        .call("GET", "/v1/subjects/ana/cells/map", &h.a, None)
+        .await;
+    let names: Vec<&str> = m["map"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.iter().any(|n| n.eq_ignore_ascii_case("nucleus")),
+        "{names:?}"
+    );
+    // The answer that cited the old version now reads as changed.
+    let (_, b) = h
+        .call("POST", "/v1/subjects/ana/cells/block", &h.a, Some(json!({"question":"What did we cover in July about the cell membrane?","at":"2026-11-20T10:00:00Z"})))
+        .await;
+    let e2 = b["recalled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["external_id"] == "e2");
+    assert_eq!(
+        e2.map(|r| r["citation"].clone()),
+        Some(json!("changed")),
+        "{b}"
+    );
+}
+
+#[tokio::test]
+async fn block_beliefs_map_log_verify_checkpoint_and_teach() {
+    let h = harness();
+    h.sample().await;
+    let (s, b) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/block",
+            &h.a,
+            Some(json!({"question":"What did we cover in July?","at":"2026-11-20T10:00:00Z"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{b}");
+    assert_eq!(b["mode"], "record");
+    assert_eq!(b["dropped"], false);
+    assert!(
+        b["block"]
+            .as_str()
+            .unwrap()
+            .starts_with("===== YOUR MEMORY"),
+        "{b}"
+    );
+    assert!(b["tokens"].as_u64().unwrap() > 0);
+    assert_eq!(b["window"]["empty"], false);
+    let ids: Vec<&str> = b["recalled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["external_id"].as_str())
+        .collect();
+    assert!(ids.contains(&"e1") || ids.contains(&"e2"), "{ids:?}");
+    // An empty month says so.
+    let (_, b) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/block",
+            &h.a,
+            Some(json!({"question":"What did we cover in May?","at":"2026-11-20T10:00:00Z"})),
+        )
+        .await;
+    assert_eq!(b["window"]["empty"], true, "{b}");
+    assert!(
+        b["block"]
+            .as_str()
+            .unwrap()
+            .to_lowercase()
+            .contains("no record"),
+        "{b}"
+    );
+
+    let (s, v) = h
+        .call("GET", "/v1/subjects/ana/cells/beliefs", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let cur = v["current"].as_array().unwrap();
+    assert!(cur.len() >= 2, "{v}");
+    assert!(
+        cur.iter()
+            .all(|b| b["history"].as_array().is_some_and(|h| !h.is_empty()))
+    );
+    assert_eq!(v["checks"]["recorded"], 2);
+    let (s, v) = h
+        .call(
+            "GET",
+            "/v1/subjects/ana/cells/beliefs/Cytoplasm",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v[0]["claim"], "struggles_with", "{v}");
+    let (s, v) = h
+        .call(
+            "GET",
+            "/v1/subjects/ana/cells/beliefs/photosynthesis",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+
+    let (_, m) = h
+        .call("GET", "/v1/subjects/ana/cells/map", &h.a, None)
+        .await;
+    assert!(
+        m["teaching_order"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|l| l.as_array().unwrap())
+            .any(|c| c == "Cytoplasm"),
+        "{m}"
+    );
+
+    let (_, log) = h
+        .call(
+            "GET",
+            "/v1/subjects/ana/cells/episodes?from=2&limit=2",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(log.as_array().unwrap().len(), 2);
+    assert_eq!(log[0]["seq"], 2);
+
+    let (_, cp) = h
+        .call("GET", "/v1/subjects/ana/cells/checkpoint", &h.a, None)
+        .await;
+    assert_eq!(cp["seq"], 6);
+    let uri = format!(
+        "/v1/subjects/ana/cells/verify?seq=6&head_hash={}",
+        cp["head_hash"].as_str().unwrap()
+    );
+    let (s, r) = h.call("GET", &uri, &h.a, None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(r["state"], "intact", "{r}");
+    assert_eq!(r["checkpoint_checked"], true);
+    let (s, _) = h
+        .call("GET", "/v1/subjects/ana/cells/verify?seq=6", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let (s, t) = h
+        .call("POST", "/v1/subjects/ana/cells/teach", &h.a,
+            Some(json!({"text":"Remember that in our class we call the cytoplasm the cell soup","at":"2026-11-01T10:00:00Z"})))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{t}");
+    assert_eq!(t["appended"], 1);
+    assert!(
+        t["concepts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c == "Cytoplasm"),
+        "{t}"
+    );
+    // The same event again is recognised and skipped.
+    let (_, t) = h
+        .call("POST", "/v1/subjects/ana/cells/teach", &h.a,
+            Some(json!({"text":"Remember that in our class we call the cytoplasm the cell soup","at":"2026-11-01T10:00:00Z"})))
+        .await;
+    assert_eq!(t["appended"], 0, "{t}");
+}
+
+#[tokio::test]
+async fn health_metrics_and_openapi() {
+    let h = harness();
+    h.sample().await;
+    let (s, v) = h.call("GET", "/healthz", "", None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v, "ok\n");
+    h.call(
+        "POST",
+        "/v1/subjects/ana/cells/block",
+        &h.a,
+        Some(json!({"question":"what is a cell","at":"2026-11-20T10:00:00Z"})),
+    )
+    .await;
+    let (_, m) = h.call("GET", "/metrics", "", None).await;
+    let m = m.as_str().unwrap();
+    assert!(m.contains(r#"tm_http_requests_total{method="POST",route="/v1/subjects/{learner}/{subject}/block",status="200"} 1"#), "{m}");
+    assert!(m.contains("tm_http_request_duration_seconds_bucket"), "{m}");
+    assert!(m.contains("tm_blocks_built_total 1"), "{m}");
+    assert!(m.contains("tm_blocks_dropped_total 0"), "{m}");
+}
+
+/// Every route the router serves, as (method, OpenAPI path).
+const ROUTES: &[(&str, &str)] = &[
+    ("get", "/healthz"),
+    ("get", "/metrics"),
+    ("post", "/v1/subjects"),
+    ("get", "/v1/subjects"),
+    ("get", "/v1/subjects/{learner}/{subject}"),
+    ("post", "/v1/subjects/{learner}/{subject}/events"),
+    ("post", "/v1/subjects/{learner}/{subject}/files"),
+    ("post", "/v1/subjects/{learner}/{subject}/teach"),
+    ("post", "/v1/subjects/{learner}/{subject}/block"),
+    ("post", "/v1/subjects/{learner}/{subject}/turns"),
+    ("get", "/v1/subjects/{learner}/{subject}/beliefs"),
+    ("get", "/v1/subjects/{learner}/{subject}/beliefs/{about}"),
+    ("get", "/v1/subjects/{learner}/{subject}/map"),
+    ("get", "/v1/subjects/{learner}/{subject}/episodes"),
+    ("get", "/v1/subjects/{learner}/{subject}/verify"),
+    ("get", "/v1/subjects/{learner}/{subject}/checkpoint"),
+    ("get", "/v1/subjects/{learner}/{subject}/report"),
+];
+
+#[tokio::test]
+async fn the_openapi_document_lists_every_route() {
+    let h = harness();
+    let (s, doc) = h.call("GET", "/v1/openapi.json", "", None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(
+        doc["openapi"].as_str().unwrap().starts_with("3.1"),
+        "{}",
+        doc["openapi"]
+    );
+    let paths = doc["paths"].as_object().unwrap();
+    for (method, path) in ROUTES {
+        assert!(
+            paths.get(*path).and_then(|p| p.get(*method)).is_some(),
+            "{method} {path} is missing from the document"
+        );
+    }
+    let documented: usize = paths.values().map(|p| p.as_object().unwrap().len()).sum();
+    assert_eq!(
+        documented,
+        ROUTES.len(),
+        "the document lists a route this test does not know: {:?}",
+        paths.keys().collect::<Vec<_>>()
+    );
+    // And each listed route is really served (not 404/405 for lack of a route).
+    for (method, path) in ROUTES {
+        let uri = path
+            .replace("{learner}", "ana")
+            .replace("{subject}", "cells")
+            .replace("{about}", "x");
+        let (s, v) = h.call(&method.to_uppercase(), &uri, &h.a, None).await;
+        assert!(
+            s != StatusCode::METHOD_NOT_ALLOWED
+                && !(s == StatusCode::NOT_FOUND && v["error"]["code"] == "not_found"),
+            "{method} {uri}: {s} {v}"
+        );
+    }
+    assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
+    let _ = h.admin;
+}
+
+#[tokio::test]
+async fn a_turn_without_a_model_is_a_marked_dry_run_and_records_the_question() {
+    let h = harness();
+    h.sample().await;
+    let (s, v) = h
+        .call("POST", "/v1/subjects/ana/cells/turns", &h.a,
+            Some(json!({"text":"What did we cover in July about the cell membrane?","at":"2026-11-20T10:00:00Z","id":"t1",
+                "assessment":"ASSESSMENT RESULTS:\nNO QUIZ ATTEMPTS recorded"})))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["dry_run"], true);
+    let prompt = v["prompt"].as_str().unwrap();
+    assert!(prompt.contains("===== YOUR MEMORY"), "{prompt}");
+    // The legacy section that only says nothing is recorded is dropped.
+    assert!(!prompt.contains("NO QUIZ ATTEMPTS"), "{prompt}");
+    assert_eq!(
+        v["messages"][1]["content"],
+        "What did we cover in July about the cell membrane?"
+    );
+    assert_eq!(v["block"]["mode"], "record");
+    // The question was recorded after the block was built: it never recalls itself.
+    assert_eq!(v["learner_seq"], 7);
+    assert!(
+        v["block"]["recalled"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["external_id"] != "t1")
+    );
+    let (_, log) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes?from=7", &h.a, None)
+        .await;
+    assert_eq!(log[0]["external_id"], "t1");
+    assert_eq!(log[0]["kind"], "question");
+}
+
+/// A tiny OpenAI-compatible chat endpoint on loopback that streams a fixed
+/// answer and keeps the requests it received.
+async fn fake_model() -> (String, Arc<std::sync::Mutex<Vec<Value>>>) {
+    use axum::routing::post;
+    let seen = Arc::new(std::sync::Mutex::new(Vec::<Value>::new()));
+    let kept = seen.clone();
+    let router = Router::new().route(
+        "/v1/chat/completions",
+        post(move |axum::Json(body): axum::Json<Value>| {
+            let kept = kept.clone();
+            async move {
+                kept.lock().unwrap().push(body);
+                let mut sse = String::new();
+                for piece in ["In July we ", "went over the ", "cell membrane."] {
+                    sse.push_str(&format!(
+                        "data: {}\n\n",
+                        json!({"choices":[{"delta":{"content":piece}}]})
+                    ));
+                }
+                sse.push_str("data: [DONE]\n\n");
+                ([(header::CONTENT_TYPE, "text/event-stream")], sse)
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{addr}"), seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_turn_with_a_model_streams_the_answer_and_records_it_with_its_memories() {
+    let (url, seen) = fake_model().await;
+    let h = harness_with(Config {
+        chat: Some(tm_ingest::extract::LlmConfig::new(url, "fake-model")),
+        ..Config::default()
+    });
+    h.sample().await;
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/subjects/ana/cells/turns")
+        .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(
+            json!({"text":"What did we cover in July?","at":"2026-11-20T10:00:00Z"}).to_string(),
+        ))
+        .unwrap();
+    let res = h.app.clone().oneshot(req).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        res.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let body =
+        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let events: Vec<(&str, Value)> = body
+        .split("\n\n")
+        .filter_map(|chunk| {
+            let name = chunk.lines().find_map(|l| l.strip_prefix("event: "))?;
+            let data = chunk.lines().find_map(|l| l.strip_prefix("data: "))?;
+            Some((name, serde_json::from_str(data).unwrap()))
+        })
+        .collect();
+    let names: Vec<&str> = events.iter().map(|(n, _)| *n).collect();
+    assert_eq!(
+        names,
+        ["block", "delta", "delta", "delta", "done"],
+        "{body}"
+    );
+    let streamed: String = events
+        .iter()
+        .filter(|(n, _)| *n == "delta")
+        .map(|(_, v)| v["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(streamed, "In July we went over the cell membrane.");
+    let recalled = events[0].1["recalled"].as_array().unwrap().clone();
+    assert!(!recalled.is_empty());
+    assert_eq!(events[4].1["answer_seq"], 8);
+
+    // The model was sent the assembled prompt with the memory block in it.
+    let sent = seen.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0]["stream"], true);
+    assert!(
+        sent[0]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("===== YOUR MEMORY")
+    );
+
+    // The answer is in the log, after the question.
+    let (_, log) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes?from=7", &h.a, None)
+        .await;
+    assert_eq!(log[0]["kind"], "question");
+    assert_eq!(log[1]["kind"], "answer");
+    assert_eq!(log[1]["text"], "In July we went over the cell membrane.");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_model_ends_the_stream_with_an_error_event() {
+    // Nothing listens on this port: the call fails.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let h = harness_with(Config {
+        chat: Some(tm_ingest::extract::LlmConfig::new(url, "m")),
+        ..Config::default()
+    });
+    h.sample().await;
+    let req = Request::builder()
+        .method("POST")
+        .uri("/v1/subjects/ana/cells/turns")
+        .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(
+            json!({"text":"hello","at":"2026-11-20T10:00:00Z"}).to_string(),
+        ))
+        .unwrap();
+    let res = h.app.clone().oneshot(req).await.unwrap();
+    let body =
+        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(body.contains("event: error"), "{body}");
+    assert!(body.contains("model_failed"), "{body}");
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(
+        v["episodes"], 7,
+        "the question is recorded, no answer is invented"
+    );
+}
+
+#[tokio::test]
+async fn the_report_as_json_and_as_a_page() {
+    let h = harness();
+    h.sample().await;
+    // Learner text with markup, left unanswered.
+    h.call("POST", "/v1/subjects/ana/cells/events", &h.a,
+        Some(json!({"type":"learner","at":"2026-09-01T10:00:00Z","text":"Is <script>alert('x')</script> a cell?"})))
+        .await;
+    let (s, r) = h
+        .call("GET", "/v1/subjects/ana/cells/report", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{r}");
+    assert_eq!(r["chain"]["state"], "intact");
+    let months: Vec<&str> = r["months"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["month"].as_str().unwrap())
+        .collect();
+    assert_eq!(months, ["2026-03", "2026-07", "2026-09"]);
+    assert_eq!(r["calibration"]["checks"], 2);
+    assert_eq!(r["unanswered"].as_array().unwrap().len(), 1, "{r}");
+    assert!(
+        r["concepts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|c| c["name"] == "Cytoplasm")
+    );
+
+    let page = |uri: String, cookie: Option<String>| {
+        let mut req = Request::builder().uri(uri);
+        if let Some(c) = cookie {
+            req = req.header(header::COOKIE, c);
+        }
+        let app = h.app.clone();
+        async move {
+            let res = app.oneshot(req.body(Body::empty()).unwrap()).await.unwrap();
+            let status = res.status();
+            let cookie = res
+                .headers()
+                .get(header::SET_COOKIE)
+                .map(|v| v.to_str().unwrap().to_string());
+            let body =
+                String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec())
+                    .unwrap();
+            (status, cookie, body)
+        }
+    };
+    let (s, cookie, html) = page(format!("/subjects/ana/cells?key={}", h.a), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(cookie.as_deref().unwrap().contains("HttpOnly"));
+    assert!(
+        html.contains("data-concept=\"Cytoplasm\""),
+        "the map draws its concepts"
+    );
+    assert!(html.contains("<details class=\"belief\">"));
+    assert!(html.contains("&lt;script&gt;"), "learner text is escaped");
+    assert!(
+        !html.contains("<script>"),
+        "no learner markup reaches the page"
+    );
+    assert!(
+        html.contains("no record"),
+        "the quiet months between are shown"
+    );
+    assert!(html.contains("Chain intact"));
+    // The cookie alone opens it too.
+    let (s, _, _) = page(
+        "/subjects/ana/cells".into(),
+        Some(format!("tm_key={}", h.a)),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK);
+    // Without a key: 401; another tenant's key: 404, as HTML.
+    let (s, _, html) = page("/subjects/ana/cells".into(), None).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    assert!(html.starts_with("<!doctype html>"));
+    let (s, _, _) = page(format!("/subjects/ana/cells?key={}", h.b), None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND);
+}
