@@ -136,7 +136,13 @@ fn couldnt_answer(store: &Store, subject: &Subject) -> Result<Vec<Unanswered>> {
     }
     let ids: Vec<i64> = latest
         .iter()
-        .filter(|(_, d)| d.get("stance").and_then(|s| s.as_str()) == Some(COULDNT))
+        .filter(|(_, d)| {
+            // "couldn't" as SPEC §7 spells it in prose is read the same.
+            matches!(
+                d.get("stance").and_then(|s| s.as_str()),
+                Some(COULDNT | "couldn't")
+            )
+        })
         .map(|(id, _)| *id)
         .collect();
     let mut out = Vec::new();
