@@ -22,8 +22,18 @@ use tm_store::{Episode, FileVersion, Store, Subject};
 pub const DEFAULT_BUDGET: usize = 1_200;
 /// Default hard time cap (SPEC §6: 2.5 s).
 pub const DEFAULT_CAP: Duration = Duration::from_millis(2_500);
-/// Recalled memories offered to the renderer before the budget trims them.
+/// Fewest recalled memories offered to the renderer before the budget trims them.
 pub const RECALL_LIMIT: usize = 24;
+/// o200k tokens of the shortest useful episode line: the budget divided by
+/// it is how many memories can possibly fit.
+pub const MIN_LINE_TOKENS: usize = 20;
+
+/// How many recalled memories to offer for a budget: as many as could fit,
+/// never fewer than [`RECALL_LIMIT`]. A fixed 24 left half of a 1,500-token
+/// budget empty while relevant turns stayed out (LoCoMo evidence recall).
+pub fn recall_limit(budget: usize) -> usize {
+    (budget / MIN_LINE_TOKENS).max(RECALL_LIMIT)
+}
 
 /// The block as FORMATS "Block as JSON" describes it.
 #[derive(Debug, Clone, Serialize)]
@@ -121,7 +131,7 @@ pub fn build(
             question: &req.question,
             at: req.at,
             tz: req.tz,
-            limit: RECALL_LIMIT,
+            limit: recall_limit(req.budget),
             exclude: None,
         },
     )?;
