@@ -87,6 +87,10 @@ pub enum What {
         /// Also write the figures as JSON here.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// Keep the imported conversations in this database (a rerun skips
+        /// the import and the embedding); default: a temporary one.
+        #[arg(long)]
+        store: Option<std::path::PathBuf>,
         #[arg(long, default_value = "minilm")]
         embedder: String,
         #[arg(long)]
@@ -144,9 +148,10 @@ pub fn run(what: What) -> Result<ExitCode> {
             data,
             budget,
             out,
+            store,
             embedder,
             model_dir,
-        } => crate::locomo::run(data, budget, out, &embedder, model_dir.as_deref()),
+        } => crate::locomo::run(data, budget, out, store, &embedder, model_dir.as_deref()),
         What::Recall {
             episodes,
             turns,
