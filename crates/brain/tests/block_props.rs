@@ -92,14 +92,14 @@ fn store_with(file_text: &str, events: &[(u8, String)]) -> (Store, Recaller, tm_
 }
 
 fn request(question: String, budget: usize) -> BlockRequest {
-    BlockRequest {
+    BlockRequest::new(
         question,
-        at: DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z")
+        DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z")
             .unwrap()
             .to_utc(),
-        tz: chrono_tz::UTC,
+        chrono_tz::UTC,
         budget,
-    }
+    )
 }
 
 const FILE: &str = "# Bio notes\n\n## Cell membrane\n\nThe **cell membrane** is a barrier that controls what enters the cell.\n\n## Osmosis\n\n**Osmosis** is the movement of water across a membrane.\n";

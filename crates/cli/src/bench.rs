@@ -12,6 +12,8 @@ use tm_store::{NewEpisode, Store};
 
 #[derive(Subcommand)]
 pub enum What {
+    /// Sustained block requests against one server on loopback (crates/cli/src/load.rs).
+    Load(crate::load::LoadArgs),
     /// Append and verify throughput of the episode log (no embedding).
     Chain {
         /// Episodes to append.
@@ -115,6 +117,7 @@ pub enum What {
 pub fn run(what: What) -> Result<ExitCode> {
     match what {
         What::Nightly { subjects, episodes } => nightly(subjects.max(1), episodes.max(1)),
+        What::Load(args) => crate::load::run(args),
         What::Chain { episodes, batch } => chain(episodes, batch.max(1)),
         What::Map { files } => map(&files),
         What::Block {

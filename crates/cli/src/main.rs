@@ -3,6 +3,7 @@
 mod bench;
 mod demo;
 mod keys;
+mod load;
 mod locomo;
 mod nightly;
 mod quality;

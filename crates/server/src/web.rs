@@ -217,10 +217,11 @@ fn map_section(o: &mut String, v: &ReportView) {
         .iter()
         .map(|b| (tm_model::lang::canonical_key(&b.about), b.anchor.as_str()))
         .collect();
-    let (col_w, row_h, pad) = (190.0, 70.0, 50.0);
+    // Room at the sides for the longest labels, centred under their nodes.
+    let (col_w, row_h, pad) = (190.0, 70.0, 95.0);
     let rows = v.layers.iter().map(Vec::len).max().unwrap_or(1).max(1);
-    let width = pad * 2.0 + col_w * (v.layers.len().max(1) as f64 - 1.0) + 40.0;
-    let height = pad * 2.0 + row_h * (rows as f64 - 1.0) + 20.0;
+    let width = pad * 2.0 + col_w * (v.layers.len().max(1) as f64 - 1.0);
+    let height = 50.0 + row_h * (rows as f64 - 1.0) + 55.0;
     let max_c = v
         .concepts
         .iter()

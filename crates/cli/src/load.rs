@@ -1,0 +1,279 @@
+//! `bench load`: how many blocks a second does one server give, and how fast?
+//! Generates a subject of N episodes, serves it on loopback, and has C
+//! concurrent clients (threads with keep-alive connections) request blocks
+//! for S seconds; prints throughput, latency percentiles, errors and drops.
+
+use anyhow::{Context, Result};
+use chrono::{Duration as ChronoDuration, TimeZone, Utc};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use tm_model::episodes::{Kind, salience};
+use tm_model::subject::SubjectKey;
+use tm_store::{NewEpisode, Store};
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+    /// How long to measure, in seconds.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Episodes in the generated subject.
+    #[arg(long, default_value_t = 10_000)]
+    episodes: usize,
+    /// The embedder (minilm, hash).
+    #[arg(long, default_value = "minilm")]
+    embedder: String,
+    #[arg(long)]
+    model_dir: Option<std::path::PathBuf>,
+}
+
+const TOPICS: &[&str] = &[
+    "osmosis",
+    "diffusion",
+    "the cell membrane",
+    "mitochondria",
+    "ribosomes",
+    "the nucleus",
+    "active transport",
+    "cytoplasm",
+    "photosynthesis",
+    "enzymes",
+    "DNA replication",
+    "protein synthesis",
+];
+
+const QUESTIONS: &[&str] = &[
+    "How does osmosis work again?",
+    "What did we cover in July?",
+    "What have I got wrong so far?",
+    "Can you explain active transport?",
+    "What did we do last week about enzymes?",
+    "Why do cells need mitochondria?",
+    "What is the difference between diffusion and osmosis?",
+    "What did we cover in May?",
+];
+
+/// A tiny deterministic generator (the run must be reproducible).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+/// Fills the store with `n` questions, answers and checks over two years.
+fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::DateTime<Utc>)> {
+    let key = SubjectKey::parse("load/cells")?;
+    let start = Utc
+        .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
+        .single()
+        .context("start")?;
+    let span = 700 * 86_400i64;
+    let subject = store.write(|tx| tx.ensure_subject(&key, "Load test", Some("en"), start))?;
+    let mut rng = Lcg(7);
+    let mut i = 0;
+    while i < n {
+        let end = (i + 5_000).min(n);
+        let batch: Vec<NewEpisode> = (i..end)
+            .map(|j| {
+                let t = TOPICS[rng.next(TOPICS.len())];
+                let (kind, text, data) = match j % 5 {
+                    0 | 1 => (
+                        Kind::Question,
+                        format!("Can we go over {t} again? I keep mixing it up (take {j})."),
+                        serde_json::Map::new(),
+                    ),
+                    2 | 3 => (
+                        Kind::Answer,
+                        format!(
+                            "Of course. {t}: here is the idea once more, step by step (take {j})."
+                        ),
+                        serde_json::Map::new(),
+                    ),
+                    _ => {
+                        let verdict = ["right", "wrong", "partial"][rng.next(3)];
+                        let mut d = serde_json::Map::new();
+                        d.insert("topic".into(), t.into());
+                        d.insert("verdict".into(), verdict.into());
+                        (Kind::Check, format!("Check on {t}: {verdict}"), d)
+                    }
+                };
+                NewEpisode {
+                    kind,
+                    at: start + ChronoDuration::seconds(span * j as i64 / n.max(1) as i64),
+                    salience: salience(kind, None),
+                    summary: text.clone(),
+                    text,
+                    concepts: vec![t.to_string()],
+                    evidence: vec![],
+                    data,
+                    external_id: None,
+                    import_key: None,
+                }
+            })
+            .collect();
+        store.write(|tx| {
+            for e in &batch {
+                tx.append(&subject, e)?;
+            }
+            Ok(())
+        })?;
+        i = end;
+    }
+    Ok((subject, start + ChronoDuration::seconds(span + 86_400)))
+}
+
+pub fn run(args: LoadArgs) -> Result<ExitCode> {
+    let dir = tempfile::tempdir()?;
+    let db = dir.path().join("load.db");
+    let mut store = Store::open(&db)?;
+    let recaller = crate::recaller(&args.embedder, args.model_dir.as_deref())?;
+    eprintln!("generating {} episodes…", args.episodes);
+    let (subject, at) = generate(&mut store, args.episodes)?;
+    let embedded = crate::embed_with_progress(&recaller, &mut store, &subject)?;
+    let key = tm_server::auth::generate().context("randomness")?;
+    store.add_api_key("load", &key.prefix, &key.sha256, false, Utc::now())?;
+    store.assign_learner("load", "load", Utc::now())?;
+    drop(store);
+
+    let state = tm_server::AppState::new(&db, Arc::new(recaller), tm_server::Config::default())?;
+    let embedder_name = state.recaller().embedder().name().to_string();
+    let runtime = tokio::runtime::Runtime::new()?;
+    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+    let addr = listener.local_addr()?;
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(tm_server::serve(listener, state, async {
+        let _ = stop_rx.await;
+    }));
+
+    let url = format!("http://{addr}/v1/subjects/load/cells/block");
+    let auth = format!("Bearer {}", key.secret);
+    // Warm-up: the first block loads the subject's vectors into memory.
+    let agent = new_agent();
+    for q in QUESTIONS {
+        post(&agent, &url, &auth, q, at).map_err(anyhow::Error::msg)?;
+    }
+    println!("machine: {}", machine());
+    println!(
+        "subject: {} episodes ({embedded} embedded with {embedder_name}); {} clients for {} s on http://{addr}",
+        args.episodes, args.clients, args.seconds
+    );
+    let running = Arc::new(AtomicBool::new(true));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..args.clients.max(1))
+        .map(|c| {
+            let (url, auth, running) = (url.clone(), auth.clone(), running.clone());
+            std::thread::spawn(move || {
+                let agent = new_agent();
+                let mut lat = Vec::new();
+                let (mut errors, mut dropped) = (0usize, 0usize);
+                let mut i = c;
+                while running.load(Ordering::Relaxed) {
+                    let q = QUESTIONS[i % QUESTIONS.len()];
+                    i += 1;
+                    let t = Instant::now();
+                    match post(&agent, &url, &auth, q, at) {
+                        Ok(d) => {
+                            lat.push(t.elapsed().as_secs_f64() * 1e3);
+                            dropped += usize::from(d);
+                        }
+                        Err(_) => errors += 1,
+                    }
+                }
+                (lat, errors, dropped)
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(args.seconds));
+    running.store(false, Ordering::Relaxed);
+    let mut lat = Vec::new();
+    let (mut errors, mut dropped) = (0, 0);
+    for w in workers {
+        let (l, e, d) = w
+            .join()
+            .map_err(|_| anyhow::anyhow!("a client thread failed"))?;
+        lat.extend(l);
+        errors += e;
+        dropped += d;
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let _ = stop_tx.send(());
+    runtime.block_on(server)??;
+    lat.sort_by(f64::total_cmp);
+    let pct = |p: f64| {
+        lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or(f64::NAN)
+    };
+    println!(
+        "| clients | seconds | blocks | blocks/s | p50 ms | p90 ms | p99 ms | max ms | errors | dropped |"
+    );
+    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!(
+        "| {} | {:.0} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {errors} | {dropped} |",
+        args.clients,
+        elapsed,
+        lat.len(),
+        lat.len() as f64 / elapsed,
+        pct(0.50),
+        pct(0.90),
+        pct(0.99),
+        lat.last().copied().unwrap_or(f64::NAN),
+    );
+    Ok(if errors == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
+}
+
+fn new_agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(30)))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// One block request; `Ok(dropped)` on a 200.
+fn post(
+    agent: &ureq::Agent,
+    url: &str,
+    auth: &str,
+    question: &str,
+    at: chrono::DateTime<Utc>,
+) -> std::result::Result<bool, String> {
+    let body = serde_json::json!({"question": question, "at": at.to_rfc3339()});
+    let mut res = agent
+        .post(url)
+        .header("Authorization", auth)
+        .send_json(&body)
+        .map_err(|e| e.to_string())?;
+    let status = res.status();
+    let text = res.body_mut().read_to_string().map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("HTTP {status}: {text}"));
+    }
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok(v["dropped"].as_bool().unwrap_or(false))
+}
+
+fn machine() -> String {
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    format!(
+        "{cores} cores; load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}

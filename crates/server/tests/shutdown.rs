@@ -1,0 +1,76 @@
+//! Graceful shutdown: a write in flight when the signal comes is finished,
+//! answered and committed; afterwards the server takes no new connection.
+
+use chrono::Utc;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[test]
+fn a_write_in_flight_at_shutdown_is_answered_and_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let mut store = tm_store::Store::open(&db).unwrap();
+    let key = tm_server::auth::generate().unwrap();
+    store
+        .add_api_key("acme", &key.prefix, &key.sha256, false, Utc::now())
+        .unwrap();
+    drop(store);
+    let recaller = Arc::new(tm_brain::recall::Recaller::new(Arc::new(
+        tm_embed::HashEmbedder::new(),
+    )));
+    let state = tm_server::AppState::new(&db, recaller, tm_server::Config::default()).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let server = runtime.spawn(tm_server::serve(listener, state, async {
+        let _ = stopped.await;
+    }));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let auth = format!("Bearer {}", key.secret);
+    let base = format!("http://{addr}/v1/subjects");
+    let res = agent
+        .post(&base)
+        .header("Authorization", &auth)
+        .send_json(serde_json::json!({"learner":"ana","subject":"cells"}))
+        .unwrap();
+    assert_eq!(res.status(), 201);
+
+    // A file upload of many pages takes a while to import: shut down while it runs.
+    let pages: String = (0..400)
+        .map(|i| format!("# Topic {i}\n\nThe **term {i}** is defined here at some length.\n\u{c}"))
+        .collect();
+    let (a2, auth2, url) = (
+        agent.clone(),
+        auth.clone(),
+        format!("{base}/ana/cells/events"),
+    );
+    let writer = std::thread::spawn(move || {
+        a2.post(&url)
+            .header("Authorization", &auth2)
+            .send_json(serde_json::json!({"type":"file","at":"2026-03-02T09:00:00Z","name":"big.txt","content":pages}))
+            .map(|r| r.status().as_u16())
+    });
+    std::thread::sleep(Duration::from_millis(30));
+    let _ = stop.send(());
+    let status = writer
+        .join()
+        .unwrap()
+        .expect("the request in flight was answered");
+    assert_eq!(status, 200);
+    runtime.block_on(server).unwrap().unwrap();
+
+    // Committed before it was answered.
+    let store = tm_store::Store::open(&db).unwrap();
+    let subject = store
+        .require_subject(&tm_model::subject::SubjectKey::parse("ana/cells").unwrap())
+        .unwrap();
+    assert_eq!(store.episode_count(&subject).unwrap(), 1);
+    // And the server is gone.
+    assert!(std::net::TcpStream::connect(addr).is_err());
+}
