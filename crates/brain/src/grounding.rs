@@ -4,13 +4,17 @@
 //!
 //! Both facts are learned after the answer episode is written, so both are
 //! annotations on it (append-only; a newer one supersedes):
-//! - `recalled` — `{"ids": [..]}`, the memories that were in the prompt. An
-//!   answer carrying it is a narration of memory to recall (SPEC §3: the
-//!   brain must not remember that it remembered), so it is written only when
-//!   at least one memory was recalled.
+//! - `recalled` — `{"ids": [..]}`, the memories that were in the prompt
+//!   (written only when there was at least one).
 //! - `grounding` — the [`Grounding`] as JSON: stance (`answered`, `partial`,
 //!   `couldnt`), whether the answer said it could not answer, and each claim
 //!   with its source (a file line, or a recalled memory labelled with its date).
+//! - `narrated` — `{"memories": [..]}`, written with the grounding when at
+//!   least one claim was traced to a recalled memory: the answer retold
+//!   memory, so recall does not offer it as a memory of its own time (SPEC §3:
+//!   the brain must not remember that it remembered). Having memories in the
+//!   prompt is not enough — nearly every turn has some, and an answer that
+//!   did not use them is still a true record of its session.
 //!
 //! The tracing itself is pure: [`tm_model::grounding`].
 
@@ -26,6 +30,8 @@ use tm_store::{Episode, Store, Subject};
 pub const RECALLED: &str = "recalled";
 /// Annotation kind holding an answer's grounding.
 pub const GROUNDING: &str = "grounding";
+/// Annotation kind marking an answer that retold recalled memories.
+pub const NARRATED: &str = "narrated";
 
 /// The subject's answer episode `id`: [`Error::NotFound`] when the subject
 /// has no episode with that id, [`Error::Invalid`] when it is not an answer.
@@ -87,7 +93,8 @@ pub fn record_answer(
 }
 
 /// Traces the answer's claims to the passages and the recalled memories,
-/// saves the result as a `grounding` annotation on the answer and returns it.
+/// saves the result as a `grounding` annotation on the answer (and a
+/// `narrated` one when a claim retold a memory) and returns it.
 /// Memory labels are dated in the subject's time zone.
 pub fn grounding(
     store: &mut Store,
@@ -111,7 +118,28 @@ pub fn grounding(
     let g = ground(answer_text, passages, &memories, at, tz);
     let data = serde_json::to_value(&g)
         .map_err(|e| Error::Invalid(format!("cannot serialise the grounding: {e}")))?;
-    store.write(|tx| tx.annotate(answer_id, GROUNDING, at, &data))?;
+    let mut narrated: Vec<i64> = g
+        .traces
+        .iter()
+        .filter_map(|t| match &t.source {
+            Some(Source::Memory { id, .. }) => Some(*id),
+            _ => None,
+        })
+        .collect();
+    narrated.sort_unstable();
+    narrated.dedup();
+    store.write(|tx| {
+        tx.annotate(answer_id, GROUNDING, at, &data)?;
+        if !narrated.is_empty() {
+            tx.annotate(
+                answer_id,
+                NARRATED,
+                at,
+                &serde_json::json!({ "memories": narrated }),
+            )?;
+        }
+        Ok(())
+    })?;
     Ok(g)
 }
 

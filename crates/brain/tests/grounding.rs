@@ -166,3 +166,55 @@ fn unknown_episodes_and_non_answers_are_refused() {
     let store = brain.store().unwrap();
     assert!(store.annotations(answer_id).unwrap().is_empty());
 }
+
+#[test]
+fn an_answer_that_retold_a_memory_is_not_a_memory_of_its_own_month() {
+    let dir = tempfile::tempdir().unwrap();
+    let brain = sample(dir.path());
+    let now = at("2026-11-20T10:00:00Z");
+    let july: Vec<i64> = brain
+        .block("ana/cell-biology", "What did we cover in July?", now, None)
+        .unwrap()
+        .recalled
+        .iter()
+        .map(|r| r.id)
+        .collect();
+    // Retells the July answer (no narration wording: only its grounding tells).
+    let retold =
+        "Eukaryotic cells contain a nucleus and membrane-bound organelles such as mitochondria.";
+    assert!(!tm_model::recall::narrates_period(retold));
+    let a = brain
+        .answer("ana/cell-biology", retold, now, &july, &[])
+        .unwrap();
+    assert!(matches!(
+        a.grounding.traces[0].source,
+        Some(Source::Memory { .. })
+    ));
+    // Had the same memories in its prompt but did not use them.
+    let fresh = "Chloroplasts capture light energy inside plant leaves.";
+    let b = brain
+        .answer(
+            "ana/cell-biology",
+            fresh,
+            at("2026-11-20T10:05:00Z"),
+            &july,
+            &[],
+        )
+        .unwrap();
+    assert!(b.grounding.traces.iter().all(|t| t.source.is_none()));
+
+    let november = brain
+        .block(
+            "ana/cell-biology",
+            "What did we cover in November?",
+            at("2026-11-25T10:00:00Z"),
+            None,
+        )
+        .unwrap();
+    let ids: Vec<i64> = november.recalled.iter().map(|r| r.id).collect();
+    assert!(ids.contains(&b.episode_id), "{ids:?}");
+    assert!(
+        !ids.contains(&a.episode_id),
+        "the retelling of July is not a November memory: {ids:?}"
+    );
+}

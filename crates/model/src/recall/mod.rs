@@ -60,8 +60,8 @@ pub struct Candidate {
     pub semantic: f32,
     /// The episode touches a concept the question was routed to.
     pub concept: bool,
-    /// The episode narrates memory (an answer built with recalled memories in
-    /// its prompt, or one for which [`narrates_period`] holds).
+    /// The episode narrates memory (an answer whose grounding traced a claim
+    /// to a recalled memory, or one for which [`narrates_period`] holds).
     pub narration: bool,
 }
 
