@@ -297,9 +297,16 @@ impl Recaller {
         let t1 = Instant::now();
         let window = parse_window(q.question, q.at, q.tz);
         let time_words: HashSet<String> = window_words(q.question).into_iter().collect();
+        // Record cues ("what did we do", "cosa abbiamo fatto") say the
+        // question is about the record, not what it is about: with MiniLM
+        // they matched unrelated turns and outranked a month's own work.
+        let cue_words: HashSet<String> =
+            tm_model::block::record_words(q.question, window.is_some())
+                .into_iter()
+                .collect();
         let terms: Vec<String> = distinctive_terms(q.question)
             .into_iter()
-            .filter(|t| !time_words.contains(t))
+            .filter(|t| !time_words.contains(t) && !cue_words.contains(t))
             .collect();
         let question_present = !terms.is_empty();
 
