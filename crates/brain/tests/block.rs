@@ -143,6 +143,8 @@ fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
     let (db, _recaller, store, _subject) = sample(dir.path());
     drop(store);
     let mut brain = tm_brain::Brain::open(db, Arc::new(HashEmbedder::new())).unwrap();
+    // Not a test of the cap: a loaded machine must not drop the block.
+    brain.set_cap(std::time::Duration::from_secs(120));
     brain.set_budget(300);
     let b = brain
         .block(

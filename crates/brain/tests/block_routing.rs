@@ -81,7 +81,9 @@ fn a_paraphrase_routes_by_its_vector_and_the_question_is_embedded_once_per_block
     .unwrap();
     drop(store);
     let embedder = Arc::new(Scripted::default());
-    let brain = Brain::open(db.clone(), embedder.clone()).unwrap();
+    let mut brain = Brain::open(db.clone(), embedder.clone()).unwrap();
+    // Not a test of the cap: a loaded machine must not drop the block.
+    brain.set_cap(std::time::Duration::from_secs(120));
     brain.embed_missing("ana/plants").unwrap();
     assert_eq!(embedder.calls(QUESTION), 0);
 

@@ -62,7 +62,7 @@ use crate::map::{ConceptMap, render_line, teaching_order};
 
 pub use design::{Design, UnknownDesign, WINDOW_TURNS};
 pub use prompt::{BRIDGING_NOTE, HostSections, assemble_prompt, says_nothing_recorded};
-pub use record::is_record_question;
+pub use record::{is_record_question, record_words};
 pub use sanitize::{HEADER_PHRASES, neutralise};
 
 /// The block's first line.

@@ -102,3 +102,25 @@ pub fn is_record_question(question: &str, has_window: bool) -> bool {
         .filter(|c| has_window || !c.window_only)
         .any(|c| contains(&c.toks, &words))
 }
+
+/// The folded words of every record cue `question` holds (wildcards left
+/// out): words that say the question is about the record ("what did we
+/// do", "cosa abbiamo fatto"), not what it is about, so recall does not
+/// search for them.
+pub fn record_words(question: &str, has_window: bool) -> Vec<String> {
+    let key = canonical_key(question);
+    let words: Vec<&str> = key.split(' ').filter(|w| !w.is_empty()).collect();
+    let mut out: Vec<String> = Vec::new();
+    for c in CUES.iter().filter(|c| has_window || !c.window_only) {
+        if contains(&c.toks, &words) {
+            for t in &c.toks {
+                if let Tok::Word(w) = t
+                    && !out.contains(w)
+                {
+                    out.push(w.clone());
+                }
+            }
+        }
+    }
+    out
+}

@@ -307,12 +307,12 @@ pub fn recall(
     match basis {
         Basis::Matched => entries.sort_unstable_by(Entry::by_score),
         // Inside a window the window is what matched ("what did we cover in
-        // September"): the period's most salient work ranks first, recency
-        // only breaking ties. Ordering by recency alone showed the last days
+        // September"): the period's most salient work ranks first (salience
+        // and recency with their weights), recency breaking ties. Ordering by recency alone showed the last days
         // of the month and buried a taught note or a missed check from its
         // first week (found by the quality benchmark's active_month questions).
         Basis::NoQuestion | Basis::NothingMatched if window.is_some() => {
-            entries.sort_unstable_by(Entry::by_score)
+            entries.sort_unstable_by(Entry::by_standing)
         }
         Basis::NoQuestion | Basis::NothingMatched => entries.sort_unstable_by(Entry::by_recency),
     }
@@ -376,6 +376,17 @@ impl Entry {
     fn by_score(a: &Self, b: &Self) -> Ordering {
         b.score
             .total_cmp(&a.score)
+            .then_with(|| b.at.cmp(&a.at))
+            .then_with(|| a.id.cmp(&b.id))
+    }
+
+    /// Salience and recency with their weights, relevance left out (nothing
+    /// in the window matched a topic, so no signal of it may rank); ties by
+    /// time (newer first), then id.
+    fn by_standing(a: &Self, b: &Self) -> Ordering {
+        let standing = |e: &Self| SALIENCE_WEIGHT * e.salience + RECENCY_WEIGHT * e.recency;
+        standing(b)
+            .total_cmp(&standing(a))
             .then_with(|| b.at.cmp(&a.at))
             .then_with(|| a.id.cmp(&b.id))
     }
