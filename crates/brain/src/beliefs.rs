@@ -9,17 +9,31 @@ use tm_model::beliefs::{
 };
 use tm_model::episodes::{Kind, Verdict};
 use tm_model::map::ConceptMap;
-use tm_store::{Store, Subject};
+use tm_store::{Episode, Store, Subject};
 
 /// Every check of the subject, in time order, as the rules read it.
 pub fn recorded_checks(store: &Store, subject: &Subject) -> Result<Vec<RecordedCheck>> {
+    Ok(recorded_checks_in(
+        &store.episodes_of_kind(subject, Kind::Check)?,
+    ))
+}
+
+/// A check episode's verdict, if it records one.
+pub fn verdict_of(e: &Episode) -> Option<Verdict> {
+    match e.data.get("verdict").and_then(|v| v.as_str()) {
+        Some("right") => Some(Verdict::Right),
+        Some("partial") => Some(Verdict::Partial),
+        Some("wrong") => Some(Verdict::Wrong),
+        _ => None,
+    }
+}
+
+/// The checks among `episodes`, in time order, as the rules read them.
+pub fn recorded_checks_in(episodes: &[Episode]) -> Vec<RecordedCheck> {
     let mut checks = Vec::new();
-    for e in store.episodes_of_kind(subject, Kind::Check)? {
-        let verdict = match e.data.get("verdict").and_then(|v| v.as_str()) {
-            Some("right") => Verdict::Right,
-            Some("partial") => Verdict::Partial,
-            Some("wrong") => Verdict::Wrong,
-            _ => continue,
+    for e in episodes.iter().filter(|e| e.kind == Kind::Check) {
+        let Some(verdict) = verdict_of(e) else {
+            continue;
         };
         checks.push(RecordedCheck {
             episode_id: e.id,
@@ -39,7 +53,7 @@ pub fn recorded_checks(store: &Store, subject: &Subject) -> Result<Vec<RecordedC
         });
     }
     checks.sort_by_key(|c| (c.at, c.episode_id));
-    Ok(checks)
+    checks
 }
 
 /// How the subject's checks route under today's map and rules, and the sentence
@@ -54,20 +68,22 @@ pub struct Counts {
 }
 
 pub fn counts(store: &Store, subject: &Subject, map: &ConceptMap) -> Result<Counts> {
+    Ok(counts_of(&recorded_checks(store, subject)?, map))
+}
+
+/// [`counts`] over checks already read.
+pub fn counts_of(checks: &[RecordedCheck], map: &ConceptMap) -> Counts {
     let names = concept_names(map);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
-    let routings: Vec<Routing> = recorded_checks(store, subject)?
-        .iter()
-        .map(|c| c.fact(&names).routing)
-        .collect();
+    let routings: Vec<Routing> = checks.iter().map(|c| c.fact(&names).routing).collect();
     let c = CheckCounts::tally(&routings);
-    Ok(Counts {
+    Counts {
         recorded: c.recorded,
         linked: c.linked,
         evidence_only: c.evidence_only,
         unmapped: c.unmapped,
         sentence: honest_sentence(&c),
-    })
+    }
 }
 
 /// What a re-derivation did.

@@ -12,8 +12,10 @@ use std::sync::Arc;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tm_model::block::{
-    BeliefLine, BlockInput, EpisodeLine, MapSection, Mode, is_record_question, render,
+    BeliefLine, BlockInput, Design, EpisodeLine, MapSection, Mode, WINDOW_TURNS,
+    is_record_question, render,
 };
+use tm_model::episodes::Kind;
 use tm_store::{Episode, FileVersion, Store, Subject};
 
 /// Default token budget (o200k tokens).
@@ -62,6 +64,21 @@ pub struct BlockRequest {
     pub at: DateTime<Utc>,
     pub tz: Tz,
     pub budget: usize,
+    /// Which design fills the slot (SPEC §9); the product runs `Full`.
+    pub design: Design,
+}
+
+impl BlockRequest {
+    /// A request for the full design.
+    pub fn new(question: impl Into<String>, at: DateTime<Utc>, tz: Tz, budget: usize) -> Self {
+        BlockRequest {
+            question: question.into(),
+            at,
+            tz,
+            budget,
+            design: Design::Full,
+        }
+    }
 }
 
 /// Whether an episode's cited files still hold: `unverifiable` when it cites
@@ -89,6 +106,14 @@ pub fn build(
     req: &BlockRequest,
 ) -> Result<Block> {
     let started = Instant::now();
+    match req.design {
+        Design::Plain => return Ok(empty_block(started, false)),
+        Design::Window => return window_block(store, subject, req, started),
+        Design::Episodes | Design::Full => {}
+    }
+    // The episodes design keeps ranked recall (its time filter included) and
+    // drops the map, the beliefs and the record-question branch.
+    let full = req.design == Design::Full;
     let recall = recaller.recall(
         store,
         subject,
@@ -101,26 +126,30 @@ pub fn build(
         },
     )?;
     let has_window = recall.window.is_some();
-    let mode = if is_record_question(&req.question, has_window) {
+    let mode = if full && is_record_question(&req.question, has_window) {
         Mode::Record
     } else {
         Mode::Ordinary
     };
-    let beliefs: Vec<BeliefLine> = store
-        .current_beliefs(subject)?
-        .into_iter()
-        .map(|b| BeliefLine {
-            text: format!(
-                "{} {}",
-                b.claim.as_str(),
-                b.concept
-                    .as_deref()
-                    .unwrap_or(&b.subject_key)
-                    .to_lowercase()
-            ),
-            confidence: b.confidence,
-        })
-        .collect();
+    let beliefs: Vec<BeliefLine> = if !full {
+        Vec::new()
+    } else {
+        store
+            .current_beliefs(subject)?
+            .into_iter()
+            .map(|b| BeliefLine {
+                text: format!(
+                    "{} {}",
+                    b.claim.as_str(),
+                    b.concept
+                        .as_deref()
+                        .unwrap_or(&b.subject_key)
+                        .to_lowercase()
+                ),
+                confidence: b.confidence,
+            })
+            .collect()
+    };
     let versions = store.file_versions(subject)?;
     let mut citations = std::collections::HashMap::new();
     let episodes: Vec<EpisodeLine> = recall
@@ -140,9 +169,34 @@ pub fn build(
             }
         })
         .collect();
-    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
-    let counts = crate::beliefs::counts(store, subject, &map)?;
-    let honest_checks = counts.sentence.filter(|_| counts.linked < counts.recorded);
+    let map = if full {
+        crate::map::load(store.latest_map(subject)?.as_deref())?
+    } else {
+        tm_model::map::ConceptMap::default()
+    };
+    // The night's working set holds the check counts while nothing new was
+    // recorded (saves re-routing every check on every turn); otherwise they
+    // are computed here. The usage note is the night's self-model, if any.
+    let honest_checks = if !full {
+        None
+    } else {
+        match crate::nightly::fresh_working_set(store, subject)? {
+            Some(ws) => ws
+                .honest_checks
+                .filter(|_| ws.checks_linked < ws.checks_recorded),
+            None => {
+                let counts = crate::beliefs::counts(store, subject, &map)?;
+                counts.sentence.filter(|_| counts.linked < counts.recorded)
+            }
+        }
+    };
+    let how_to_use = if full {
+        crate::nightly::self_model(store, subject)?
+            .map(|m| m.how_to_use)
+            .unwrap_or_default()
+    } else {
+        String::new()
+    };
     let input = BlockInput {
         mode,
         at: req.at,
@@ -151,7 +205,7 @@ pub fn build(
         map: (!map.is_empty()).then(|| MapSection::from_map(&map)),
         window: recall.window.as_ref().map(|w| (w.label.clone(), w.empty)),
         honest_checks,
-        how_to_use: String::new(),
+        how_to_use,
         tz: req.tz,
     };
     let rendered = render(&input, req.budget);
@@ -209,14 +263,95 @@ pub fn build_with_cap(
             b.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
             b
         }),
-        Err(_) => Ok(Block {
-            block: String::new(),
-            mode: "ordinary",
-            tokens: 0,
-            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
-            dropped: true,
-            window: None,
-            recalled: Vec::new(),
-        }),
+        Err(_) => Ok(empty_block(started, true)),
     }
+}
+
+/// An empty slot: the plain design's, or a build dropped at the cap.
+fn empty_block(started: Instant, dropped: bool) -> Block {
+    Block {
+        block: String::new(),
+        mode: Mode::Ordinary.as_str(),
+        tokens: 0,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+        dropped,
+        window: None,
+        recalled: Vec::new(),
+    }
+}
+
+/// The window design: the last [`WINDOW_TURNS`] turns (learner and tutor
+/// messages, checks) before the turn, unranked; the budget keeps the newest.
+fn window_block(
+    store: &Store,
+    subject: &Subject,
+    req: &BlockRequest,
+    started: Instant,
+) -> Result<Block> {
+    let recent = store.recent_ids(subject, req.at, crate::recall::RECENT_POOL)?;
+    let turns: Vec<i64> = store
+        .candidate_facts(&recent)?
+        .into_iter()
+        .filter(|f| {
+            matches!(
+                f.kind,
+                Kind::Question | Kind::Answer | Kind::Check | Kind::Taught
+            )
+        })
+        .map(|f| (f.at, f.id))
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .rev()
+        .take(WINDOW_TURNS)
+        .map(|(_, id)| id)
+        .collect();
+    let mut episodes = store.episodes_by_ids(&turns)?;
+    episodes.sort_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
+    let versions = store.file_versions(subject)?;
+    let lines: Vec<EpisodeLine> = episodes
+        .iter()
+        .map(|e| EpisodeLine {
+            at: e.at,
+            kind: e.kind.as_str().to_string(),
+            text: e.text.clone(),
+            count: 1,
+            changed_citation: citation(e, &versions) == "changed",
+            external_id: e.external_id.clone(),
+            id: e.id,
+        })
+        .collect();
+    let input = BlockInput {
+        mode: Mode::Ordinary,
+        at: req.at,
+        beliefs: Vec::new(),
+        episodes: lines,
+        map: None,
+        window: None,
+        honest_checks: None,
+        how_to_use: String::new(),
+        tz: req.tz,
+    };
+    let rendered = render(&input, req.budget);
+    let recalled = rendered
+        .included_episode_ids
+        .iter()
+        .filter_map(|id| episodes.iter().find(|e| e.id == *id))
+        .map(|e| RecalledRef {
+            id: e.id,
+            external_id: e.external_id.clone(),
+            kind: e.kind.as_str(),
+            at: e.at,
+            count: 1,
+            citation: citation(e, &versions),
+        })
+        .collect();
+    Ok(Block {
+        block: rendered.text,
+        mode: Mode::Ordinary.as_str(),
+        tokens: rendered.tokens,
+        elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
+        dropped: false,
+        window: None,
+        recalled,
+    })
 }

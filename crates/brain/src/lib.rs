@@ -4,10 +4,16 @@
 
 pub mod beliefs;
 pub mod block;
+pub mod brain;
 pub mod history;
 pub mod import;
 pub mod map;
+pub mod nightly;
+pub mod passages;
 pub mod recall;
+pub mod report;
+
+pub use brain::Brain;
 
 /// Everything that can go wrong while recording or importing.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +26,12 @@ pub enum Error {
     },
     #[error("{0}")]
     Invalid(String),
+    /// A subject or episode the caller named does not exist (HTTP 404).
+    #[error("{0}")]
+    NotFound(String),
+    /// A subject name that is not `learner/subject` (HTTP 400).
+    #[error("not a subject key: {0}")]
+    BadKey(String),
     #[error("cannot read {path}: {source}")]
     Io {
         path: String,

@@ -1,4 +1,6 @@
-//! Recall for one turn: embed the question once, gather the four pools (plus
+//! Recall for one turn: embed the question once (the same vector routes the
+//! question to concepts, by the cached name vectors of the current map
+//! snapshot, and finds semantic neighbours), gather the four pools (plus
 //! the window's own episodes) over the whole history, fill each candidate's
 //! signals, and hand them to `tm_model::recall` for the gate, the score and
 //! the collapse.
@@ -82,6 +84,9 @@ pub struct RecallResult {
     pub candidates: usize,
     /// The embedder whose vectors were compared (none when the subject has none).
     pub embedder: String,
+    /// The routed concepts reached by the question's vector alone (no name
+    /// of theirs occurs in the question); a subset of `routed`.
+    pub routed_by_vector: Vec<String>,
 }
 
 /// The time window a question named.
@@ -119,6 +124,20 @@ pub struct Recaller {
     params: RecallParams,
     cache: Mutex<HashMap<(i64, String), Arc<VectorSet>>>,
     derived: Mutex<HashMap<i64, Derived>>,
+    /// Concept-name vectors per (subject, embedder), for routing by vector.
+    concepts: Mutex<HashMap<(i64, String), Arc<ConceptVectors>>>,
+}
+
+/// The names of one concept-map snapshot, embedded once: a turn compares
+/// its question vector with these to route (SPEC §1), with no second
+/// embedding call. Rebuilt when a new snapshot is saved.
+struct ConceptVectors {
+    /// The snapshot these names come from.
+    map_id: Option<i64>,
+    /// Canonical keys, parallel to the vectors.
+    keys: Vec<String>,
+    data: Vec<f32>,
+    dim: usize,
 }
 
 impl Recaller {
@@ -130,6 +149,9 @@ impl Recaller {
             RecallParams {
                 semantic_floor: 0.45,
                 semantic_full: 0.9,
+                // Hashed n-grams make a question look like any name sharing
+                // its word pieces; only a near-exact name routes.
+                route_floor: 0.6,
                 ..RecallParams::MINILM
             }
         } else {
@@ -140,6 +162,7 @@ impl Recaller {
             params,
             cache: Mutex::new(HashMap::new()),
             derived: Mutex::new(HashMap::new()),
+            concepts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -272,6 +295,87 @@ impl Recaller {
             .map_err(|e| Error::Embed(e.to_string()))
     }
 
+    /// The current map snapshot's concept names as vectors, from the cache
+    /// or embedded now (once per snapshot, in batches).
+    fn concept_vectors(&self, store: &Store, subject: &Subject) -> Result<Arc<ConceptVectors>> {
+        let poisoned = || Error::Invalid("concept vector cache poisoned".into());
+        let name = self.embedder.name().to_string();
+        let map_id = store.latest_map_id(subject)?;
+        let key = (subject.id, name);
+        if let Some(c) = self.concepts.lock().map_err(|_| poisoned())?.get(&key)
+            && c.map_id == map_id
+        {
+            return Ok(c.clone());
+        }
+        let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+        let dim = self.embedder.dim();
+        let mut set = ConceptVectors {
+            map_id,
+            keys: Vec::with_capacity(map.len()),
+            data: Vec::with_capacity(map.len() * dim),
+            dim,
+        };
+        let nodes = map.nodes();
+        for chunk in nodes.chunks(EMBED_BATCH) {
+            let names: Vec<&str> = chunk.iter().map(|n| n.name.as_str()).collect();
+            let vs = self
+                .embedder
+                .embed(&names)
+                .map_err(|e| Error::Embed(e.to_string()))?;
+            for (n, v) in chunk.iter().zip(vs) {
+                if v.len() == dim {
+                    set.keys.push(n.key.clone());
+                    set.data.extend_from_slice(&v);
+                }
+            }
+        }
+        let set = Arc::new(set);
+        self.concepts
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(key, set.clone());
+        Ok(set)
+    }
+
+    /// Routes a question to concepts: every known concept whose canonical
+    /// name occurs in the question as whole words, then the concepts whose
+    /// name vectors are closest to the question's vector (above the
+    /// embedder's route floor, see [`RecallParams::route_by_vector`]).
+    /// Returns all routed keys and, separately, those reached by vector only.
+    fn route(
+        &self,
+        store: &Store,
+        subject: &Subject,
+        question: &str,
+        qvec: Option<&[f32]>,
+    ) -> Result<(Vec<String>, Vec<String>)> {
+        let words = crate::map::Words::of(question);
+        let mut routed: Vec<String> = store
+            .concept_keys(subject)?
+            .into_iter()
+            .filter(|k| words.key(k))
+            .collect();
+        let mut by_vector = Vec::new();
+        if let Some(qv) = qvec {
+            let names = self.concept_vectors(store, subject)?;
+            if qv.len() == names.dim && names.dim > 0 {
+                let scored: Vec<(String, f32)> = names
+                    .keys
+                    .iter()
+                    .zip(names.data.chunks_exact(names.dim))
+                    .map(|(k, v)| (k.clone(), tm_embed::cosine(qv, v)))
+                    .collect();
+                for k in self.params.route_by_vector(&scored) {
+                    if !routed.contains(&k) {
+                        routed.push(k.clone());
+                        by_vector.push(k);
+                    }
+                }
+            }
+        }
+        Ok((routed, by_vector))
+    }
+
     /// Recalls for one turn.
     pub fn recall(
         &self,
@@ -319,7 +423,7 @@ impl Recaller {
                 ids.push(id);
             }
         }
-        let routed = route(store, subject, q.question)?;
+        let (routed, routed_by_vector) = self.route(store, subject, q.question, qvec)?;
         let concept_hits: HashSet<i64> = store
             .concept_ids(subject, &routed, POOL_LIMIT)?
             .into_iter()
@@ -438,20 +542,9 @@ impl Recaller {
             score_ms: ms(t2),
             candidates: n_candidates,
             embedder: self.embedder.name().to_string(),
+            routed_by_vector,
         })
     }
-}
-
-/// Routes a question to concepts by name: every known concept whose
-/// canonical name occurs in the question as whole words. (The concept map
-/// will add routing by the question vector.)
-fn route(store: &Store, subject: &Subject, question: &str) -> Result<Vec<String>> {
-    let words = crate::map::Words::of(question);
-    Ok(store
-        .concept_keys(subject)?
-        .into_iter()
-        .filter(|k| words.key(k))
-        .collect())
 }
 
 fn ms(t: Instant) -> f64 {

@@ -39,6 +39,7 @@ fn request(q: &str) -> BlockRequest {
         at: at("2026-11-20T10:00:00Z"),
         tz: chrono_tz::UTC,
         budget: 1200,
+        design: tm_model::block::Design::Full,
     }
 }
 
@@ -128,4 +129,94 @@ fn a_changed_citation_is_labelled_and_a_block_past_its_cap_is_dropped() {
     )
     .unwrap();
     assert!(dropped.dropped && dropped.block.is_empty());
+}
+
+#[test]
+fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, _recaller, store, _subject) = sample(dir.path());
+    drop(store);
+    let mut brain = tm_brain::Brain::open(db, Arc::new(HashEmbedder::new())).unwrap();
+    brain.set_budget(300);
+    let b = brain
+        .block(
+            "ana/cell-biology",
+            "What did we cover in July?",
+            at("2026-11-20T10:00:00Z"),
+            None,
+        )
+        .unwrap();
+    assert!(!b.dropped);
+    assert_eq!(b.mode, "record");
+    assert!(b.tokens <= 300 && b.tokens > 0, "{}", b.tokens);
+    let wide = brain
+        .block(
+            "ana/cell-biology",
+            "What did we cover in July?",
+            at("2026-11-20T10:00:00Z"),
+            Some(1200),
+        )
+        .unwrap();
+    assert!(wide.tokens > b.tokens);
+
+    match brain.block(
+        "ana/astronomy",
+        "What is a star?",
+        at("2026-11-20T10:00:00Z"),
+        None,
+    ) {
+        Err(tm_brain::Error::NotFound(m)) => assert!(m.contains("ana/astronomy"), "{m}"),
+        other => panic!("expected NotFound, got {other:?}"),
+    }
+    assert!(matches!(
+        brain.block("not a key", "?", at("2026-11-20T10:00:00Z"), None),
+        Err(tm_brain::Error::BadKey(_))
+    ));
+}
+
+#[test]
+fn the_four_designs_differ_only_in_what_fills_the_slot() {
+    use tm_model::block::Design;
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, recaller, store, subject) = sample(dir.path());
+    let q = "What have I got wrong so far?";
+    let with = |design| {
+        build(
+            &store,
+            &recaller,
+            &subject,
+            &BlockRequest {
+                design,
+                ..request(q)
+            },
+        )
+        .unwrap()
+    };
+    let plain = with(Design::Plain);
+    assert!(plain.block.is_empty() && plain.recalled.is_empty());
+    let window = with(Design::Window);
+    assert!(!window.block.contains("SUBJECT MAP"), "{}", window.block);
+    assert!(!window.block.contains("WHAT YOU CURRENTLY BELIEVE"));
+    assert!(window.recalled.len() <= 20 && !window.recalled.is_empty());
+    assert!(
+        window
+            .recalled
+            .iter()
+            .all(|r| r.kind != "file" && r.kind != "quiz")
+    );
+    let episodes = with(Design::Episodes);
+    assert_eq!(episodes.mode, "ordinary");
+    assert!(!episodes.block.contains("SUBJECT MAP"));
+    assert!(!episodes.block.contains("WHAT YOU CURRENTLY BELIEVE"));
+    assert!(!episodes.recalled.is_empty());
+    let full = with(Design::Full);
+    assert_eq!(full.mode, "record");
+    assert!(
+        full.block.contains("WHAT YOU CURRENTLY BELIEVE"),
+        "{}",
+        full.block
+    );
+    for b in [&window, &episodes, &full] {
+        assert!(b.tokens <= 1200);
+    }
 }

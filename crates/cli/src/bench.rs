@@ -39,6 +39,61 @@ pub enum What {
         #[arg(long)]
         model_dir: Option<std::path::PathBuf>,
     },
+    /// One nightly run over many active subjects, generated into a temporary
+    /// database file: wall time and peak memory (VmHWM) of the run.
+    Nightly {
+        /// Active subjects.
+        #[arg(long, default_value_t = 10_000)]
+        subjects: usize,
+        /// Episodes per subject on the day consolidated.
+        #[arg(long, default_value_t = 12)]
+        episodes: usize,
+    },
+    /// Quality: the four designs on pre-registered questions over generated
+    /// (or given) histories, graded at prompt level (and answer level when a
+    /// chat endpoint is configured).
+    Quality {
+        /// A folder of history files (*.jsonl) to run instead of the generated ones.
+        #[arg(long)]
+        histories: Option<std::path::PathBuf>,
+        /// A question file to run instead of generating one.
+        #[arg(long)]
+        questions: Option<std::path::PathBuf>,
+        /// `all`, or designs separated by commas (plain,window,episodes,full).
+        #[arg(long, default_value = "all")]
+        design: String,
+        /// Where histories, questions, results.json, chart.svg and failures.md go.
+        #[arg(long, default_value = "bench-quality")]
+        out: std::path::PathBuf,
+        /// Token budget of the memory block.
+        #[arg(long, default_value_t = tm_brain::block::DEFAULT_BUDGET)]
+        budget: usize,
+        /// Histories to generate.
+        #[arg(long, default_value_t = tm_bench::generate::DEFAULT_COUNT)]
+        count: usize,
+        /// The generator's (and the question picker's) seed.
+        #[arg(long, default_value_t = tm_bench::generate::DEFAULT_SEED)]
+        seed: u64,
+        #[arg(long, default_value = "minilm")]
+        embedder: String,
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+    },
+    /// LoCoMo: evidence recall of the block at a budget, per category, with baselines.
+    Locomo {
+        /// Path to locomo10.json.
+        #[arg(long)]
+        data: std::path::PathBuf,
+        #[arg(long, default_value_t = 1500)]
+        budget: usize,
+        /// Also write the figures as JSON here.
+        #[arg(long)]
+        out: Option<std::path::PathBuf>,
+        #[arg(long, default_value = "minilm")]
+        embedder: String,
+        #[arg(long)]
+        model_dir: Option<std::path::PathBuf>,
+    },
     /// Recall latency per subject size, with and without the question's embedding.
     Recall {
         /// Subject sizes (episodes), comma-separated.
@@ -58,6 +113,7 @@ pub enum What {
 pub fn run(what: What) -> Result<ExitCode> {
     match what {
         What::Load(args) => crate::load::run(args),
+        What::Nightly { subjects, episodes } => nightly(subjects.max(1), episodes.max(1)),
         What::Chain { episodes, batch } => chain(episodes, batch.max(1)),
         What::Map { files } => map(&files),
         What::Block {
@@ -66,6 +122,34 @@ pub fn run(what: What) -> Result<ExitCode> {
             embedder,
             model_dir,
         } => block(&episodes, turns.max(1), &embedder, model_dir.as_deref()),
+        What::Quality {
+            histories,
+            questions,
+            design,
+            out,
+            budget,
+            count,
+            seed,
+            embedder,
+            model_dir,
+        } => crate::quality::run(crate::quality::Args {
+            histories,
+            questions,
+            design,
+            out,
+            budget,
+            count,
+            seed,
+            embedder,
+            model_dir,
+        }),
+        What::Locomo {
+            data,
+            budget,
+            out,
+            embedder,
+            model_dir,
+        } => crate::locomo::run(data, budget, out, &embedder, model_dir.as_deref()),
         What::Recall {
             episodes,
             turns,
@@ -541,6 +625,7 @@ fn block(
             at,
             tz: chrono_tz::UTC,
             budget: tm_brain::block::DEFAULT_BUDGET,
+            design: tm_model::block::Design::Full,
         };
         tm_brain::block::build(&store, &recaller, &subject, &req(QUESTIONS[0]))?;
         let mut times = Vec::with_capacity(turns);
@@ -567,5 +652,181 @@ fn block(
             tokens / turns
         );
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Peak resident memory of this process so far (VmHWM), in MiB.
+fn peak_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Resets VmHWM to the current resident size (Linux ≥ 4.0), so the next
+/// reading is the peak of what follows, not of the data generation.
+fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+fn nightly(subjects: usize, per_subject: usize) -> Result<ExitCode> {
+    use tm_model::beliefs::{BeliefRow, Claim};
+    use tm_model::episodes::{Evidence, Verdict};
+    let dir = tempfile::tempdir()?;
+    let path = dir.path().join("nightly.db");
+    let mut store = Store::open(&path).context("opening the bench store")?;
+    let day = Utc
+        .with_ymd_and_hms(2026, 11, 28, 8, 0, 0)
+        .single()
+        .context("start time")?;
+    let at = day + Duration::hours(16);
+    println!("machine: {}", machine());
+    println!(
+        "generating {subjects} subjects, each with a file, a belief untouched for 60 days and {per_subject} episodes on {}; every tenth subject's file replaced that day",
+        day.date_naive()
+    );
+    let t = Instant::now();
+    let notes = "# Osmosis\n**Osmosis** is the diffusion of water across a membrane.\n";
+    for chunk in (0..subjects).collect::<Vec<_>>().chunks(250) {
+        store.write(|tx| {
+            for &i in chunk {
+                let key = SubjectKey::parse(&format!("l{i}/cells"))?;
+                let s = tx.ensure_subject(&key, "Cells", Some("en"), day - Duration::days(90))?;
+                let v = tx
+                    .add_file(
+                        &s,
+                        "notes.md",
+                        notes.as_bytes(),
+                        "markdown",
+                        &[notes.to_string()],
+                        day - Duration::days(90),
+                    )?
+                    .version()
+                    .clone();
+                tx.insert_belief(
+                    &s,
+                    &BeliefRow {
+                        id: None,
+                        subject_key: "osmosis".into(),
+                        concept: Some("Osmosis".into()),
+                        unmapped: false,
+                        claim: Claim::Understands,
+                        confidence: 2.0 / 3.0,
+                        alpha: 2.0,
+                        beta: 1.0,
+                        support: vec![],
+                        created_at: day - Duration::days(60),
+                        reason: "bench".into(),
+                        flagged: false,
+                        superseded_by: None,
+                    },
+                    None,
+                )?;
+                for j in 0..per_subject {
+                    let when = day + Duration::minutes(j as i64 * 5);
+                    let (kind, verdict, evidence, mut data) = match j % 3 {
+                        0 => (Kind::Question, None, vec![], serde_json::Map::new()),
+                        1 => (
+                            Kind::Answer,
+                            None,
+                            vec![Evidence {
+                                file: "notes.md".into(),
+                                version: v.id,
+                                page: Some(1),
+                                sha256: v.sha256.clone(),
+                            }],
+                            serde_json::Map::new(),
+                        ),
+                        _ => {
+                            let verdict = if (i + j) % 2 == 0 {
+                                Verdict::Right
+                            } else {
+                                Verdict::Wrong
+                            };
+                            let mut d = serde_json::Map::new();
+                            d.insert("topic".into(), "osmosis".into());
+                            d.insert("verdict".into(), verdict.as_str().into());
+                            (Kind::Check, Some(verdict), vec![], d)
+                        }
+                    };
+                    if kind == Kind::Check {
+                        data.insert("predicted".into(), (0.1 + (j % 9) as f64 / 10.0).into());
+                    }
+                    tx.append(
+                        &s,
+                        &NewEpisode {
+                            kind,
+                            at: when,
+                            salience: salience(kind, verdict),
+                            summary: format!("{} {j} of subject {i}", kind.as_str()),
+                            text: format!("{} {j} of subject {i} about osmosis", kind.as_str()),
+                            concepts: vec!["Osmosis".into()],
+                            evidence,
+                            data,
+                            external_id: None,
+                            import_key: None,
+                        },
+                    )?;
+                }
+                if i % 10 == 0 {
+                    let v2 = format!("{notes}\nRevised.\n");
+                    tx.add_file(
+                        &s,
+                        "notes.md",
+                        v2.as_bytes(),
+                        "markdown",
+                        std::slice::from_ref(&v2),
+                        day + Duration::hours(12),
+                    )?;
+                }
+            }
+            Ok(())
+        })?;
+    }
+    println!(
+        "generated in {:.1} s; peak memory so far {:.0} MiB",
+        t.elapsed().as_secs_f64(),
+        peak_mib().unwrap_or(f64::NAN)
+    );
+    let reset = reset_peak();
+    let t = Instant::now();
+    let report = tm_brain::nightly::run(
+        &mut store,
+        at,
+        &tm_brain::nightly::NightlyOptions::default(),
+    )?;
+    let wall = t.elapsed();
+    let n = &report.nights[0];
+    let stale: usize = n.subjects.iter().map(|s| s.stale_citations).sum();
+    println!(
+        "nightly: {} active subjects, {} consolidated, {} beliefs decayed, {} citations verified ({stale} stale) in {:.1} s ({:.2} ms per subject)",
+        n.active,
+        n.consolidated,
+        n.decayed,
+        n.verified,
+        wall.as_secs_f64(),
+        wall.as_secs_f64() * 1e3 / n.active.max(1) as f64
+    );
+    println!(
+        "peak memory (VmHWM){}: {:.0} MiB",
+        if reset {
+            " during the run"
+        } else {
+            " of the whole process"
+        },
+        peak_mib().unwrap_or(f64::NAN)
+    );
+    let t = Instant::now();
+    let again = tm_brain::nightly::run(
+        &mut store,
+        at,
+        &tm_brain::nightly::NightlyOptions::default(),
+    )?;
+    println!(
+        "second run for the same T: {} skipped, {} run, in {:.1} s",
+        again.nights[0].skipped,
+        again.nights[0].ran,
+        t.elapsed().as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }

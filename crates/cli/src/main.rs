@@ -4,6 +4,9 @@ mod bench;
 mod demo;
 mod keys;
 mod load;
+mod locomo;
+mod nightly;
+mod quality;
 mod serve;
 
 use anyhow::{Context, Result, bail};
@@ -101,6 +104,9 @@ enum Command {
         /// Print the block as JSON (FORMATS "Block as JSON").
         #[arg(long)]
         json: bool,
+        /// Which design fills the slot (SPEC §9): plain, window, episodes or full.
+        #[arg(long, default_value = "full")]
+        design: tm_model::block::Design,
         /// The learner's question.
         question: String,
     },
@@ -184,6 +190,11 @@ enum Command {
         #[arg(long, default_value = "tutor-memory-demo.db")]
         demo_db: PathBuf,
     },
+    /// Run the nightly loop (consolidate, decay, calibrate, verify, working
+    /// set, self-model) for the night ending at --at: what cron calls.
+    Nightly(nightly::NightlyArgs),
+    /// The subject report for a teacher or learner (text, or --json).
+    Report(nightly::ReportArgs),
     /// Serve the HTTP API and the web report until Ctrl-C.
     Serve {
         /// Address to listen on.
@@ -340,6 +351,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             cap_ms,
             tz,
             json,
+            design,
             question,
         } => {
             let store = open(&cli.db)?;
@@ -351,6 +363,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 at: parse_instant(&at)?,
                 tz,
                 budget,
+                design,
             };
             drop(store);
             let block = tm_brain::block::build_with_cap(
@@ -495,6 +508,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Demo { demo_db } => demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref()),
+        Command::Nightly(args) => nightly::nightly(&cli.db, args),
+        Command::Report(args) => nightly::report(&cli.db, args),
         Command::Bench { what } => bench::run(what),
         Command::Serve { addr, cap_ms } => serve::run(serve::ServeOptions {
             db: &cli.db,
@@ -507,7 +522,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
     }
 }
 
-fn open(path: &Path) -> Result<Store> {
+pub(crate) fn open(path: &Path) -> Result<Store> {
     Store::open(path).with_context(|| format!("opening the store {}", path.display()))
 }
 
@@ -587,11 +602,13 @@ pub(crate) fn embed_with_progress(
         advance(&bar, done, total)
     });
     bar.finish_and_clear();
+    // The subject's file passages too: material retrieval compares them by vector.
+    tm_brain::passages::embed_missing(store, recaller.embedder(), subject, &mut |_| {})?;
     Ok(n?)
 }
 
 /// A progress bar for long work (drawn only on a terminal).
-fn progress_bar(template: &str) -> ProgressBar {
+pub(crate) fn progress_bar(template: &str) -> ProgressBar {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template(template)
@@ -601,7 +618,7 @@ fn progress_bar(template: &str) -> ProgressBar {
     bar
 }
 
-fn advance(bar: &ProgressBar, done: usize, total: usize) {
+pub(crate) fn advance(bar: &ProgressBar, done: usize, total: usize) {
     bar.set_length(total as u64);
     bar.set_position(done as u64);
 }

@@ -8,8 +8,11 @@
 pub mod beliefs;
 pub mod block;
 pub mod episodes;
+pub mod grounding;
 pub mod lang;
 pub mod map;
+pub mod nightly;
+pub mod passages;
 pub mod recall;
 pub mod subject;
 pub mod teaching;

@@ -653,12 +653,12 @@ pub fn block_request(body: &BlockBody, subject: &Subject) -> ApiResult<BlockRequ
     if body.question.chars().count() > tm_brain::history::MAX_TEXT_CHARS {
         return Err(ApiError::invalid("the question is too long"));
     }
-    Ok(BlockRequest {
-        question: body.question.clone(),
-        at: at_or_now(body.at.as_deref())?,
+    Ok(BlockRequest::new(
+        body.question.clone(),
+        at_or_now(body.at.as_deref())?,
         tz,
         budget,
-    })
+    ))
 }
 
 /// Builds the block on a pooled connection under the hard cap: past it the

@@ -9,6 +9,8 @@
 
 mod beliefs;
 mod chain;
+mod nightly;
+mod passages;
 mod recall;
 mod schema;
 mod tenants;
@@ -24,6 +26,7 @@ use tm_model::episodes::{EpisodeFields, Evidence, Hash, Kind, episode_hash, gene
 use tm_model::subject::SubjectKey;
 
 pub use chain::{ChainReport, ChainState};
+pub use nightly::CitationCheck;
 pub use recall::CandidateFacts;
 pub use tenants::{ApiKey, Claim, KeyOwner};
 
@@ -242,6 +245,9 @@ impl Store {
             if version + 1 == 2 {
                 recall::backfill_index(&tx)?;
             }
+            if version + 1 == schema::PASSAGES_VERSION {
+                passages::backfill(&tx)?;
+            }
             tx.pragma_update(None, "user_version", version + 1)?;
             tx.commit()?;
         }
@@ -402,6 +408,16 @@ impl Store {
         latest_map(&self.conn, subject.id)
     }
 
+    /// The id of the subject's newest concept-map snapshot (`None` before the
+    /// first): it changes exactly when a new snapshot is saved, so caches of
+    /// anything derived from the map key on it.
+    pub fn latest_map_id(&self, subject: &Subject) -> Result<Option<i64>> {
+        Ok(self
+            .conn
+            .prepare_cached("SELECT MAX(id) FROM concept_maps WHERE subject_id = ?1")?
+            .query_row([subject.id], |r| r.get(0))?)
+    }
+
     /// Whether a history file with this checksum was already imported into the subject.
     pub fn imported(&self, subject: &Subject, sha256: &str) -> Result<bool> {
         Ok(self
@@ -451,7 +467,7 @@ pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Epis
     Ok(build())
 }
 
-fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
+pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
     let key: String = r.get(1)?;
     Ok(SubjectKey::parse(&key)
         .map_err(Error::from)
@@ -481,7 +497,7 @@ fn latest_map(conn: &Connection, subject_id: i64) -> Result<Option<String>> {
         .optional()?)
 }
 
-fn file_versions(
+pub(crate) fn file_versions(
     conn: &Connection,
     subject_id: i64,
     name: Option<&str>,
@@ -720,6 +736,7 @@ impl Tx<'_> {
                 ins.execute(params![id, i as i64 + 1, text])?;
             }
         }
+        passages::index_version(&self.tx, subject.id, id, pages)?;
         let replaced = match current {
             Some(cur) if cur.removed_at.is_none() => {
                 self.tx.execute(

@@ -168,7 +168,67 @@ BEGIN SELECT RAISE(ABORT, 'a belief is superseded once'); END;
 CREATE TRIGGER beliefs_no_delete BEFORE DELETE ON beliefs
 BEGIN SELECT RAISE(ABORT, 'beliefs are never deleted: retire them'); END;
 "#,
-    // 5: tenants (platforms) and their API keys. A key is kept only as the
+    // 5: the nightly loop. `nightly_runs` records each (subject, day) run so a
+    //    second run for the same day writes nothing; it is a log (append-only).
+    //    `citation_checks` is the latest verification of each episode's
+    //    citation (the results themselves are annotations); `working_sets` and
+    //    `self_models` are derived caches, replaced on every run, never history.
+    r#"
+CREATE TABLE nightly_runs (
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    day         TEXT NOT NULL,                 -- YYYY-MM-DD (UTC) of the 24 h consolidated
+    at          INTEGER NOT NULL,              -- the run's instant T
+    summary     TEXT NOT NULL,                 -- JSON: what the run did
+    PRIMARY KEY (subject_id, day)
+) WITHOUT ROWID;
+CREATE TRIGGER nightly_runs_no_update BEFORE UPDATE ON nightly_runs
+BEGIN SELECT RAISE(ABORT, 'nightly runs are a log: UPDATE refused'); END;
+CREATE TRIGGER nightly_runs_no_delete BEFORE DELETE ON nightly_runs
+BEGIN SELECT RAISE(ABORT, 'nightly runs are a log: DELETE refused'); END;
+CREATE TABLE citation_checks (
+    episode_id  INTEGER PRIMARY KEY REFERENCES episodes(id),
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    checked_at  INTEGER NOT NULL,
+    status      TEXT NOT NULL,                 -- holds | changed | unverifiable
+    label       TEXT NOT NULL                  -- e.g. "changed: replaced by notes.md v2"
+);
+CREATE INDEX citation_checks_by_age ON citation_checks (subject_id, checked_at);
+CREATE INDEX citation_checks_by_status ON citation_checks (subject_id, status);
+CREATE TABLE working_sets (
+    subject_id  INTEGER PRIMARY KEY REFERENCES subjects(id),
+    at          INTEGER NOT NULL,
+    data        TEXT NOT NULL                  -- JSON of tm_model::nightly::WorkingSet
+);
+CREATE TABLE self_models (
+    subject_id  INTEGER PRIMARY KEY REFERENCES subjects(id),
+    at          INTEGER NOT NULL,
+    data        TEXT NOT NULL                  -- JSON of tm_model::nightly::SelfModel
+);
+"#,
+    // 6: passages of file pages for material retrieval (derived from
+    //    file_pages, outside the chain; backfilled by code right after this
+    //    runs, see `Store::migrate` and PASSAGES_VERSION).
+    r#"
+CREATE TABLE passages (
+    id          INTEGER PRIMARY KEY,
+    subject_id  INTEGER NOT NULL REFERENCES subjects(id),
+    version_id  INTEGER NOT NULL REFERENCES file_versions(id),
+    page        INTEGER NOT NULL,              -- 1-based
+    line        INTEGER NOT NULL,              -- 1-based first line on the page
+    text        TEXT NOT NULL,
+    UNIQUE (version_id, page, line)
+);
+CREATE INDEX passages_by_subject ON passages (subject_id, version_id);
+-- Same tokenisation as episode_fts: terms from tm_model::recall::index_text
+-- plus the subject's token `s<id>`.
+CREATE VIRTUAL TABLE passage_fts USING fts5(terms, tokenize = 'ascii', content = '', columnsize = 0);
+CREATE TABLE passage_vectors (
+    passage_id  INTEGER PRIMARY KEY REFERENCES passages(id),
+    model       TEXT NOT NULL,
+    vector      BLOB NOT NULL                  -- little-endian f32, L2-normalised
+);
+"#,
+    // 7: tenants (platforms) and their API keys. A key is kept only as the
     //    SHA-256 of its secret, found by its public prefix; a learner belongs
     //    to at most one tenant (NULL: created outside the service, by the CLI).
     r#"
@@ -190,3 +250,7 @@ ALTER TABLE learners ADD COLUMN tenant_id INTEGER REFERENCES tenants(id);
 CREATE INDEX learners_by_tenant ON learners (tenant_id);
 "#,
 ];
+
+/// The schema version the passage migration brings the database to; its
+/// backfill runs right after it.
+pub const PASSAGES_VERSION: i64 = 6;

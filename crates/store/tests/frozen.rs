@@ -13,7 +13,7 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
     )
     .unwrap();
     let store = Store::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 5);
+    assert_eq!(store.schema_version().unwrap(), 7);
     let subject = store
         .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
         .unwrap();
@@ -28,4 +28,9 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
     // The migration backfilled the full-text index for the old episodes.
     let hits = store.fts_hits(&subject, "\"osmosis\"", 50).unwrap();
     assert!(hits.len() >= 4, "{hits:?}");
+    // The passage migration split the old file pages into passages.
+    let passages = store.current_passages(&subject).unwrap();
+    assert!(!passages.is_empty());
+    let hits = store.passage_hits(&subject, "\"osmosis\"", 10).unwrap();
+    assert!(!hits.is_empty(), "no passage about osmosis");
 }

@@ -43,6 +43,7 @@
 //! change to the format, update them with:
 //! `UPDATE_EXPECT=1 cargo test -p tm-model block::`
 
+mod design;
 mod prompt;
 mod record;
 mod sanitize;
@@ -58,6 +59,7 @@ use tiktoken_rs::CoreBPE;
 use crate::episodes::{Kind, one_line};
 use crate::map::{ConceptMap, render_line, teaching_order};
 
+pub use design::{Design, UnknownDesign, WINDOW_TURNS};
 pub use prompt::{BRIDGING_NOTE, HostSections, assemble_prompt, says_nothing_recorded};
 pub use record::is_record_question;
 pub use sanitize::{HEADER_PHRASES, neutralise};
@@ -233,7 +235,7 @@ fn kind_label(kind: &str) -> String {
     }
 }
 
-fn date_label(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
+pub(crate) fn date_label(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
     let local = at.with_timezone(&tz);
     if local.year() == turn.with_timezone(&tz).year() {
         local.format("%-d %b").to_string()

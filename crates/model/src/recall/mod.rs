@@ -83,6 +83,18 @@ pub struct RecallParams {
     /// Cosine at which semantic relevance reaches 1. Default 0.8 (MiniLM
     /// paraphrases). Between the floor and this, relevance rises linearly.
     pub semantic_full: f32,
+    /// Cosine between the question's vector and a concept name's vector at
+    /// or above which the question is routed to that concept (SPEC §1: one
+    /// query vector serves routing and recall). Default 0.5 for MiniLM: a
+    /// question and a short name are less alike than two sentences, so the
+    /// floor sits above the episode floor yet below paraphrase level; chosen
+    /// by hand, not tuned on benchmark data. Routing by name (whole words)
+    /// needs no floor and always applies.
+    pub route_floor: f32,
+    /// At most this many concepts join the route by vector, closest first:
+    /// a question is about a few things, and each routed concept widens the
+    /// concept pool by every episode touching it.
+    pub route_limit: usize,
 }
 
 impl Default for RecallParams {
@@ -98,7 +110,26 @@ impl RecallParams {
         concept_relevance: 0.6,
         semantic_floor: 0.35,
         semantic_full: 0.8,
+        route_floor: 0.5,
+        route_limit: 3,
     };
+
+    /// The concepts a question's vector routes to: given each concept's
+    /// cosine with the question, the [`route_limit`](Self::route_limit)
+    /// closest at or above [`route_floor`](Self::route_floor), closest first
+    /// (ties by key, so the route is deterministic). Non-finite cosines never route.
+    pub fn route_by_vector(&self, scored: &[(String, f32)]) -> Vec<String> {
+        let mut above: Vec<&(String, f32)> = scored
+            .iter()
+            .filter(|(_, c)| c.is_finite() && *c >= self.route_floor)
+            .collect();
+        above.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        above
+            .into_iter()
+            .take(self.route_limit)
+            .map(|(k, _)| k.clone())
+            .collect()
+    }
 
     /// Whether any signal of `c` counts as evidence that it answers the question.
     pub fn matches(&self, c: &Candidate) -> bool {

@@ -523,3 +523,23 @@ fn questions_in_many_languages_recall_their_episodes() {
     );
     assert!(out.window_empty);
 }
+
+#[test]
+fn routing_by_vector_takes_the_closest_concepts_above_the_floor() {
+    let p = RecallParams::MINILM;
+    let scored = vec![
+        ("osmosis".to_string(), 0.41),
+        ("photosynthesis".to_string(), 0.72),
+        ("cell membrane".to_string(), 0.55),
+        ("mitosis".to_string(), 0.55),
+        ("diffusion".to_string(), 0.51),
+        ("noise".to_string(), f32::NAN),
+    ];
+    // Floor 0.5 and at most 3: osmosis (0.41) and the fourth (diffusion) stay out;
+    // the tie at 0.55 is broken by key.
+    assert_eq!(
+        p.route_by_vector(&scored),
+        vec!["photosynthesis", "cell membrane", "mitosis"]
+    );
+    assert!(p.route_by_vector(&[("osmosis".into(), 0.49)]).is_empty());
+}

@@ -1,0 +1,52 @@
+//! The quality benchmark (SPEC §9): how much does each design of the tutor's
+//! memory slot earn? Seeded, deterministic learner histories ([`generate`]),
+//! questions pre-registered from each subject's recorded data alone
+//! ([`questions`]), string and id graders exactly as FORMATS "Question file"
+//! ([`grade`]), the four designs run over the same passages and budget
+//! ([`quality`]), and evidence recall on LoCoMo ([`locomo`]).
+//!
+//! The order is the point: histories are written, questions are generated
+//! from them and written to a file, and only then does any design run.
+//! [`questions::generate`] takes a history and its concept map and nothing
+//! else; it cannot see a block.
+
+pub mod chat;
+pub mod generate;
+pub mod grade;
+pub mod locomo;
+pub mod quality;
+pub mod questions;
+pub mod rng;
+pub mod subjects;
+pub mod templates;
+
+/// Everything that can go wrong while generating, running or grading.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{path}: {message}")]
+    File { path: String, message: String },
+    #[error("cannot read or write {path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Brain(#[from] tm_brain::Error),
+    #[error(transparent)]
+    Store(#[from] tm_store::Error),
+    #[error("embedding failed: {0}")]
+    Embed(String),
+    #[error("chat endpoint: {0}")]
+    Chat(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+pub(crate) fn io_err(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> Error + '_ {
+    move |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}

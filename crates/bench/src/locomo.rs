@@ -1,0 +1,394 @@
+//! Evidence recall on LoCoMo (Maharana et al. 2024, `locomo10.json`): each
+//! conversation becomes a subject (the first speaker's turns as `learner`
+//! events, the second's as `tutor` events, text `speaker: text`, each turn's
+//! `dia_id` its external id, timed at its session's date a minute apart), and
+//! for each QA item we measure the fraction of its evidence turns that reach
+//! the block at the budget. Baselines rank the same turns by BM25 alone, by
+//! cosine alone, by their reciprocal-rank fusion and by recency, and take
+//! turns in rank order while they fit the budget (o200k tokens of
+//! `speaker: text` per turn). Category 5 (adversarial) is reported apart.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tm_brain::block::{BlockRequest, build};
+use tm_brain::recall::Recaller;
+use tm_model::block::{Design, count_tokens};
+use tm_model::recall::{distinctive_terms, fts5_query};
+use tm_model::subject::SubjectKey;
+use tm_store::{Store, Subject};
+
+use crate::{Error, Result, io_err};
+
+/// One turn of a conversation.
+#[derive(Debug, Clone)]
+pub struct Turn {
+    pub speaker: String,
+    pub dia_id: String,
+    pub text: String,
+    pub at: DateTime<Utc>,
+}
+
+/// One QA item.
+#[derive(Debug, Clone)]
+pub struct Qa {
+    pub question: String,
+    pub evidence: Vec<String>,
+    pub category: u8,
+}
+
+/// One conversation.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    pub sample_id: String,
+    pub speaker_a: String,
+    pub turns: Vec<Turn>,
+    pub qa: Vec<Qa>,
+}
+
+fn bad(path: &Path, m: impl Into<String>) -> Error {
+    Error::File {
+        path: path.display().to_string(),
+        message: m.into(),
+    }
+}
+
+/// Parses `1:56 pm on 8 May, 2023`.
+pub fn session_time(s: &str) -> Option<DateTime<Utc>> {
+    let norm = s.trim().replace("  ", " ");
+    ["%I:%M %p on %d %B, %Y", "%I:%M %p on %d %b, %Y"]
+        .iter()
+        .find_map(|f| NaiveDateTime::parse_from_str(&norm, f).ok())
+        .map(|t| t.and_utc())
+}
+
+/// Reads `locomo10.json`.
+pub fn load(path: &Path) -> Result<Vec<Conversation>> {
+    let text = std::fs::read_to_string(path).map_err(io_err(path))?;
+    let v: Value = serde_json::from_str(&text).map_err(|e| bad(path, format!("not JSON: {e}")))?;
+    let list = v
+        .as_array()
+        .ok_or_else(|| bad(path, "expected a list of conversations"))?;
+    let mut out = Vec::new();
+    for (i, c) in list.iter().enumerate() {
+        let sample_id = c["sample_id"]
+            .as_str()
+            .map_or_else(|| format!("conv-{i}"), str::to_string);
+        let conv = &c["conversation"];
+        let speaker_a = conv["speaker_a"].as_str().unwrap_or("A").to_string();
+        let mut turns = Vec::new();
+        for n in 1.. {
+            let Some(session) = conv.get(format!("session_{n}")) else {
+                if conv.get(format!("session_{n}_date_time")).is_some() {
+                    continue;
+                }
+                break;
+            };
+            let Some(session) = session.as_array() else {
+                continue;
+            };
+            let date = conv[format!("session_{n}_date_time")]
+                .as_str()
+                .unwrap_or("");
+            let at = session_time(date)
+                .ok_or_else(|| bad(path, format!("{sample_id}: session {n}: date {date:?}")))?;
+            for (k, t) in session.iter().enumerate() {
+                let (Some(speaker), Some(dia_id), Some(text)) = (
+                    t["speaker"].as_str(),
+                    t["dia_id"].as_str(),
+                    t["text"].as_str(),
+                ) else {
+                    continue;
+                };
+                turns.push(Turn {
+                    speaker: speaker.to_string(),
+                    dia_id: dia_id.to_string(),
+                    text: text.to_string(),
+                    at: at + Duration::minutes(k as i64),
+                });
+            }
+        }
+        let qa = c["qa"]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|q| {
+                        Some(Qa {
+                            question: q["question"].as_str()?.to_string(),
+                            evidence: q["evidence"]
+                                .as_array()
+                                .map(|e| {
+                                    e.iter()
+                                        .filter_map(Value::as_str)
+                                        .flat_map(|s| s.split([';', ',', ' ']))
+                                        .map(str::trim)
+                                        .filter(|s| !s.is_empty())
+                                        .map(str::to_string)
+                                        .collect()
+                                })
+                                .unwrap_or_default(),
+                            category: q["category"].as_u64()? as u8,
+                        })
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push(Conversation {
+            sample_id,
+            speaker_a,
+            turns,
+            qa,
+        });
+    }
+    Ok(out)
+}
+
+fn slug(s: &str) -> String {
+    let s: String = s
+        .to_ascii_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    s.trim_matches('-').chars().take(60).collect()
+}
+
+/// The subject key of a conversation.
+pub fn subject_key(c: &Conversation) -> String {
+    format!("locomo/{}", slug(&c.sample_id))
+}
+
+/// The conversation as a FORMATS v1 history.
+pub fn history(c: &Conversation) -> String {
+    let key = subject_key(c);
+    let (learner, subject) = key.split_once('/').unwrap_or(("locomo", "conv"));
+    let mut lines = vec![
+        json!({"type":"subject","learner":learner,"subject":subject,"title":c.sample_id,"language":"en"})
+            .to_string(),
+    ];
+    let mut seen = HashSet::new();
+    for t in &c.turns {
+        let kind = if t.speaker == c.speaker_a {
+            "learner"
+        } else {
+            "tutor"
+        };
+        let mut v = json!({"type":kind,"at":t.at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+                           "text":format!("{}: {}", t.speaker, t.text)});
+        // A repeated dia_id keeps its first turn's id (ids are unique per subject).
+        if seen.insert(t.dia_id.clone()) {
+            v["id"] = json!(t.dia_id);
+        }
+        lines.push(v.to_string());
+    }
+    lines.join("\n") + "\n"
+}
+
+/// Mean evidence recall per method and category.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub budget: usize,
+    pub embedder: String,
+    /// method → category → (sum of recall, questions)
+    pub cells: BTreeMap<String, BTreeMap<u8, (f64, usize)>>,
+    /// QA items left out: none of their evidence ids names a turn.
+    pub skipped: usize,
+    pub seconds: f64,
+}
+
+impl Report {
+    /// Mean recall of a method over categories 1–4.
+    pub fn overall(&self, method: &str) -> (f64, usize) {
+        self.cells.get(method).map_or((0.0, 0), |per| {
+            let (s, n) = per
+                .iter()
+                .filter(|(c, _)| (1..=4).contains(*c))
+                .fold((0.0, 0), |(s, n), (_, (a, b))| (s + a, n + b));
+            (if n == 0 { 0.0 } else { s / n as f64 }, n)
+        })
+    }
+}
+
+/// The methods, in the table's order.
+pub const METHODS: [&str; 7] = [
+    "recent", "bm25", "vector", "rrf", "window", "episodes", "full",
+];
+
+/// Imports every conversation and embeds its turns.
+pub fn import(
+    store: &mut Store,
+    recaller: &Recaller,
+    convs: &[Conversation],
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<Subject>> {
+    let mut out = Vec::new();
+    for (i, c) in convs.iter().enumerate() {
+        let text = history(c);
+        let report = tm_brain::import::import_bytes(
+            store,
+            &c.sample_id,
+            text.as_bytes(),
+            Path::new("."),
+            &mut |_, _| {},
+        )?;
+        let key = SubjectKey::parse(&report.subject).map_err(|e| Error::Invalid(e.to_string()))?;
+        let subject = store.require_subject(&key)?;
+        recaller.embed_missing(store, &subject, &mut |_, _| {})?;
+        out.push(subject);
+        progress(i + 1, convs.len());
+    }
+    Ok(out)
+}
+
+/// Turns in rank order while their `speaker: text` fits the budget.
+fn fill(ranked: &[i64], cost: &HashMap<i64, usize>, budget: usize) -> Vec<i64> {
+    let mut used = 0;
+    let mut out = Vec::new();
+    for id in ranked {
+        let c = cost.get(id).copied().unwrap_or(0);
+        if used + c > budget {
+            break;
+        }
+        used += c;
+        out.push(*id);
+    }
+    out
+}
+
+/// Runs every method on every QA item.
+pub fn run(
+    store: &Store,
+    recaller: &Recaller,
+    convs: &[Conversation],
+    subjects: &[Subject],
+    budget: usize,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Report> {
+    let started = std::time::Instant::now();
+    let mut cells: BTreeMap<String, BTreeMap<u8, (f64, usize)>> = BTreeMap::new();
+    let mut skipped = 0;
+    let total: usize = convs.iter().map(|c| c.qa.len()).sum();
+    let mut done = 0;
+    let model = recaller.embedder().name().to_string();
+    for (c, subject) in convs.iter().zip(subjects) {
+        let episodes = store.episodes(subject, 1, usize::MAX)?;
+        let dia: HashMap<i64, String> = episodes
+            .iter()
+            .filter_map(|e| Some((e.id, e.external_id.clone()?)))
+            .collect();
+        let known: HashSet<&str> = dia.values().map(String::as_str).collect();
+        let cost: HashMap<i64, usize> = episodes
+            .iter()
+            .map(|e| (e.id, count_tokens(&e.text)))
+            .collect();
+        let mut by_time: Vec<(DateTime<Utc>, u64, i64)> =
+            episodes.iter().map(|e| (e.at, e.seq, e.id)).collect();
+        by_time.sort();
+        let recent: Vec<i64> = by_time.iter().rev().map(|x| x.2).collect();
+        let vectors = store.vectors(subject, &model)?;
+        let at = by_time.last().map(|x| x.0).unwrap_or_default() + Duration::days(1);
+        for qa in &c.qa {
+            done += 1;
+            let evidence: Vec<&str> = qa
+                .evidence
+                .iter()
+                .map(String::as_str)
+                .filter(|e| known.contains(e))
+                .collect();
+            if evidence.is_empty() {
+                skipped += 1;
+                continue;
+            }
+            let score = |ids: &[i64]| -> f64 {
+                let got: HashSet<&str> = ids
+                    .iter()
+                    .filter_map(|i| dia.get(i))
+                    .map(String::as_str)
+                    .collect();
+                evidence.iter().filter(|e| got.contains(*e)).count() as f64 / evidence.len() as f64
+            };
+            let mut record = |method: &str, r: f64| {
+                let cell = cells
+                    .entry(method.to_string())
+                    .or_default()
+                    .entry(qa.category)
+                    .or_default();
+                cell.0 += r;
+                cell.1 += 1;
+            };
+            let bm25: Vec<i64> = match fts5_query(&distinctive_terms(&qa.question)) {
+                Some(expr) => store
+                    .fts_hits(subject, &expr, 5_000)?
+                    .into_iter()
+                    .map(|(id, _)| id)
+                    .collect(),
+                None => Vec::new(),
+            };
+            let qvec = recaller.embed_question(&qa.question)?;
+            let vector: Vec<i64> = match &qvec {
+                Some(q) => {
+                    let mut s: Vec<(f32, i64)> = vectors
+                        .iter()
+                        .map(|(id, v)| (tm_embed::cosine(q, v), *id))
+                        .collect();
+                    s.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+                    s.into_iter().map(|x| x.1).collect()
+                }
+                None => Vec::new(),
+            };
+            let rrf: Vec<i64> = tm_model::passages::rrf(&[bm25.clone(), vector.clone()], 60.0)
+                .into_iter()
+                .map(|x| x.0)
+                .collect();
+            record("recent", score(&fill(&recent, &cost, budget)));
+            record("bm25", score(&fill(&bm25, &cost, budget)));
+            record("vector", score(&fill(&vector, &cost, budget)));
+            record("rrf", score(&fill(&rrf, &cost, budget)));
+            for design in [Design::Window, Design::Episodes, Design::Full] {
+                let req = BlockRequest {
+                    design,
+                    ..BlockRequest::new(qa.question.clone(), at, chrono_tz::UTC, budget)
+                };
+                let block = build(store, recaller, subject, &req)?;
+                let ids: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
+                record(design.as_str(), score(&ids));
+            }
+            progress(done, total);
+        }
+    }
+    Ok(Report {
+        budget,
+        embedder: model,
+        cells,
+        skipped,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// The report as Markdown: rows methods, columns categories.
+pub fn markdown(r: &Report) -> String {
+    let mut s = String::from(
+        "| method | cat 1 (multi-hop) | cat 2 (temporal) | cat 3 (open-domain) | cat 4 (single-hop) | **1–4 overall** | cat 5 (adversarial) |\n|---|---|---|---|---|---|---|\n",
+    );
+    for m in METHODS {
+        let Some(per) = r.cells.get(m) else { continue };
+        s.push_str(&format!("| {m} |"));
+        for cat in 1..=4u8 {
+            let (a, n) = per.get(&cat).copied().unwrap_or((0.0, 0));
+            s.push_str(&format!(
+                " {:.3} (n={n}) |",
+                if n == 0 { 0.0 } else { a / n as f64 }
+            ));
+        }
+        let (o, n) = r.overall(m);
+        s.push_str(&format!(" **{o:.3}** (n={n}) |"));
+        let (a, n) = per.get(&5).copied().unwrap_or((0.0, 0));
+        s.push_str(&format!(
+            " {:.3} (n={n}) |\n",
+            if n == 0 { 0.0 } else { a / n as f64 }
+        ));
+    }
+    s
+}
