@@ -7,9 +7,11 @@
 //! `tower::ServiceExt::oneshot` and no socket; [`serve`] runs it with a
 //! graceful shutdown.
 
+pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod error;
+pub mod grounding;
 pub mod metrics;
 pub mod pool;
 pub mod state;
@@ -93,6 +95,8 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::teach))
         .routes(routes!(api::block))
         .routes(routes!(turn::turn))
+        .routes(routes!(grounding::grounding))
+        .routes(routes!(admin::nightly))
         .routes(routes!(api::beliefs))
         .routes(routes!(api::belief_history))
         .routes(routes!(api::map))

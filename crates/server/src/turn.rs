@@ -8,7 +8,7 @@
 //! - without one: answer the assembled prompt as JSON marked `dry_run: true`.
 //!
 //! SSE events: `block` (the block JSON), `delta` (`{"text"}`, one per chunk
-//! of the answer), then `done` (`{"answer_seq", "recalled"}`) or `error`
+//! of the answer), then `done` (`{"answer_seq", "recalled", "stance"}`) or `error`
 //! (`{"error":{"code","message"}}`).
 
 use crate::api::{
@@ -72,7 +72,7 @@ pub struct DryRun {
     #[schema(value_type = Vec<Object>)]
     pub messages: Vec<serde_json::Value>,
     pub block: BlockOut,
-    /// Material passages that went into the prompt.
+    /// Material passages that went into the prompt, as quoted there.
     pub passages: Vec<String>,
     /// The learner message's seq in the chain.
     pub learner_seq: u64,
@@ -82,17 +82,12 @@ pub struct DryRun {
 struct Prepared {
     subject: Subject,
     prompt: String,
-    passages: Vec<String>,
+    passages: Vec<tm_model::passages::Passage>,
+    tz: chrono_tz::Tz,
+    started: std::time::Instant,
     block: tm_brain::block::Block,
     learner_seq: u64,
     at: DateTime<Utc>,
-}
-
-/// Material passages for the prompt. The subject's file passages become
-/// available with the brain's passage retrieval; until then the material
-/// slot stays empty rather than invented.
-fn material(_store: &Store, _subject: &Subject, _question: &str) -> ApiResult<Vec<String>> {
-    Ok(Vec::new())
 }
 
 async fn prepare(
@@ -102,6 +97,7 @@ async fn prepare(
     subject: String,
     body: &TurnRequest,
 ) -> ApiResult<Prepared> {
+    let started = std::time::Instant::now();
     if body.text.trim().is_empty() {
         return Err(ApiError::invalid("`text` is empty"));
     }
@@ -116,6 +112,7 @@ async fn prepare(
         tz: body.tz.clone(),
     };
     let req = block_request(&block_body, &s)?;
+    let req_tz = req.tz;
     let block = build_block(state, s.clone(), req).await?;
     let mut event =
         serde_json::json!({"type": "learner", "at": at.to_rfc3339(), "text": body.text});
@@ -133,7 +130,10 @@ async fn prepare(
                 &[event],
                 std::path::Path::new("/nonexistent"),
             )?;
-            Ok((r.head_seq, material(store, &subj, &question)?))
+            Ok((
+                r.head_seq,
+                crate::grounding::passages(&st, store, &subj, &question)?,
+            ))
         })
         .await?;
     let prompt = assemble_prompt(HostSections {
@@ -142,10 +142,16 @@ async fn prepare(
             .clone()
             .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
         memory_slot: (!block.dropped).then(|| block.block.clone()),
-        passages: passages.join("\n"),
+        passages: if passages.is_empty() {
+            String::new()
+        } else {
+            tm_brain::passages::render(&passages)
+        },
         assessment: body.assessment.clone(),
     });
     Ok(Prepared {
+        started,
+        tz: req_tz,
         subject: s,
         prompt,
         passages,
@@ -184,7 +190,7 @@ pub async fn turn(
             messages: messages(&p.prompt, &body.text),
             prompt: p.prompt,
             block: BlockOut::from(&p.block),
-            passages: p.passages,
+            passages: p.passages.iter().map(|x| x.quoted()).collect(),
             learner_seq: p.learner_seq,
         })
         .into_response());
@@ -258,21 +264,31 @@ fn stream_answer(
         return;
     }
     let recalled: Vec<i64> = p.block.recalled.iter().map(|r| r.id).collect();
-    // The answer is recorded a millisecond after the question at the latest,
-    // keeping the log in time order.
-    let at = std::cmp::max(Utc::now(), p.at + chrono::Duration::milliseconds(1));
+    // The answer is dated by the turn's clock: the turn's instant plus the
+    // time the model took (at least a millisecond), so a replayed turn keeps
+    // its answer beside its question and the log stays in time order.
+    let took = chrono::Duration::from_std(p.started.elapsed())
+        .unwrap_or(chrono::Duration::zero())
+        .max(chrono::Duration::milliseconds(1));
+    let at = p.at + took;
     let subject = p.subject.clone();
     let st = state.clone();
-    let recorded =
-        state.pool_with(move |store| record_answer(&st, store, &subject, &answer, at, &recalled));
+    let recorded = state.pool_with(move |store| {
+        let (id, seq) = record_answer(&st, store, &subject, &answer, at, &recalled)?;
+        let g =
+            crate::grounding::ground_answer(store, &answer, &p.passages, &recalled, p.at, p.tz)?;
+        crate::grounding::annotate(store, id, &g, at)?;
+        Ok((seq, g.stance.as_str()))
+    });
     match recorded {
-        Ok(seq) => send(
+        Ok((seq, stance)) => send(
             tx,
             Event::default()
                 .event("done")
                 .json_data(serde_json::json!({
                     "answer_seq": seq,
                     "recalled": p.block.recalled.iter().map(|r| r.id).collect::<Vec<_>>(),
+                    "stance": stance,
                 }))
                 .unwrap_or_default(),
         ),
@@ -283,7 +299,7 @@ fn stream_answer(
 /// Records the tutor's answer (through the import path, as a `tutor` event)
 /// and marks each memory the block recalled for it with a `recalled`
 /// annotation that names the answer (SPEC §7: recalled memories are saved
-/// with the answer). Returns the answer's seq.
+/// with the answer). Returns the answer's id and seq.
 pub fn record_answer(
     state: &AppState,
     store: &mut Store,
@@ -291,7 +307,7 @@ pub fn record_answer(
     text: &str,
     at: DateTime<Utc>,
     recalled: &[i64],
-) -> ApiResult<u64> {
+) -> ApiResult<(i64, u64)> {
     let event = serde_json::json!({"type": "tutor", "at": at.to_rfc3339(), "text": text});
     let r = record_events(
         state,
@@ -316,7 +332,7 @@ pub fn record_answer(
         }
         Ok::<_, ApiError>(())
     })?;
-    Ok(answer.seq)
+    Ok((answer.id, answer.seq))
 }
 
 /// Calls an OpenAI-compatible chat endpoint with `stream: true` and hands
