@@ -189,6 +189,9 @@ enum Command {
         /// Where the demo's own database goes (recreated on each run).
         #[arg(long, default_value = "tutor-memory-demo.db")]
         demo_db: PathBuf,
+        /// Do not serve the web report at the end (for tests and CI).
+        #[arg(long)]
+        no_serve: bool,
     },
     /// Run the nightly loop (consolidate, decay, calibrate, verify, working
     /// set, self-model) for the night ending at --at: what cron calls.
@@ -507,7 +510,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
-        Command::Demo { demo_db } => demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref()),
+        Command::Demo { demo_db, no_serve } => {
+            demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref(), !no_serve)
+        }
         Command::Nightly(args) => nightly::nightly(&cli.db, args),
         Command::Report(args) => nightly::report(&cli.db, args),
         Command::Bench { what } => bench::run(what),
