@@ -270,11 +270,24 @@ fn one(
             let question = if !asked.is_empty() && rng.chance(0.33) {
                 asked[rng.below(asked.len())].clone()
             } else {
-                let q = fill(
-                    rng.pick(t.all("ask")).map_or("", |s| s),
-                    &[("c", &topic.name)],
-                );
-                asked.push(q.clone());
+                // A new question is new: try a few phrasings (with or without
+                // a sentence after it) before accepting a repeat.
+                let mut q = String::new();
+                for _ in 0..12 {
+                    q = fill(
+                        rng.pick(t.all("ask")).map_or("", |s| s),
+                        &[("c", &topic.name)],
+                    );
+                    if rng.chance(0.75) {
+                        q = format!("{q} {}", rng.pick(t.all("tail")).map_or("", |s| s));
+                    }
+                    if !asked.contains(&q) {
+                        break;
+                    }
+                }
+                if !asked.contains(&q) {
+                    asked.push(q.clone());
+                }
                 q
             };
             w.push(at, json!({"type":"learner","text":question}), true);

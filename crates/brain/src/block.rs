@@ -22,8 +22,18 @@ use tm_store::{Episode, FileVersion, Store, Subject};
 pub const DEFAULT_BUDGET: usize = 1_200;
 /// Default hard time cap (SPEC §6: 2.5 s).
 pub const DEFAULT_CAP: Duration = Duration::from_millis(2_500);
-/// Recalled memories offered to the renderer before the budget trims them.
+/// Fewest recalled memories offered to the renderer before the budget trims them.
 pub const RECALL_LIMIT: usize = 24;
+/// o200k tokens of the shortest useful episode line: the budget divided by
+/// it is how many memories can possibly fit.
+pub const MIN_LINE_TOKENS: usize = 20;
+
+/// How many recalled memories to offer for a budget: as many as could fit,
+/// never fewer than [`RECALL_LIMIT`]. A fixed 24 left half of a 1,500-token
+/// budget empty while relevant turns stayed out (LoCoMo evidence recall).
+pub fn recall_limit(budget: usize) -> usize {
+    (budget / MIN_LINE_TOKENS).max(RECALL_LIMIT)
+}
 
 /// The block as FORMATS "Block as JSON" describes it.
 #[derive(Debug, Clone, Serialize)]
@@ -121,7 +131,7 @@ pub fn build(
             question: &req.question,
             at: req.at,
             tz: req.tz,
-            limit: RECALL_LIMIT,
+            limit: recall_limit(req.budget),
             exclude: None,
         },
     )?;
@@ -152,20 +162,43 @@ pub fn build(
     };
     let versions = store.file_versions(subject)?;
     let mut citations = std::collections::HashMap::new();
-    let episodes: Vec<EpisodeLine> = recall
-        .ranked
+    // The record branch without a window: the newest missed check of each
+    // concept goes first (a miss matters more than a pass; "what have I got
+    // wrong" must not depend on the question sharing a word with "wrong").
+    let missed = if full && mode == Mode::Record && recall.window.is_none() {
+        missed_checks(store, subject, req.at)?
+    } else {
+        Vec::new()
+    };
+    let mut refs: std::collections::HashMap<i64, (&Episode, usize)> =
+        std::collections::HashMap::new();
+    for e in &missed {
+        refs.insert(e.id, (e, 1));
+    }
+    for m in &recall.ranked {
+        refs.insert(m.episode.id, (&m.episode, m.count));
+    }
+    let episodes: Vec<EpisodeLine> = missed
         .iter()
-        .map(|m| {
-            let c = citation(&m.episode, &versions);
-            citations.insert(m.episode.id, c);
+        .map(|e| (e, 1))
+        .chain(
+            recall
+                .ranked
+                .iter()
+                .filter(|m| !missed.iter().any(|e| e.id == m.episode.id))
+                .map(|m| (&m.episode, m.count)),
+        )
+        .map(|(e, count)| {
+            let c = citation(e, &versions);
+            citations.insert(e.id, c);
             EpisodeLine {
-                at: m.episode.at,
-                kind: m.episode.kind.as_str().to_string(),
-                text: m.episode.text.clone(),
-                count: m.count,
+                at: e.at,
+                kind: e.kind.as_str().to_string(),
+                text: e.text.clone(),
+                count,
                 changed_citation: c == "changed",
-                external_id: m.episode.external_id.clone(),
-                id: m.episode.id,
+                external_id: e.external_id.clone(),
+                id: e.id,
             }
         })
         .collect();
@@ -202,26 +235,24 @@ pub fn build(
         at: req.at,
         beliefs,
         episodes,
-        map: (!map.is_empty()).then(|| MapSection::from_map(&map)),
+        map: (!map.is_empty()).then(|| focused_map(&map, &req.question)),
         window: recall.window.as_ref().map(|w| (w.label.clone(), w.empty)),
         honest_checks,
         how_to_use,
         tz: req.tz,
     };
     let rendered = render(&input, req.budget);
-    let by_id: std::collections::HashMap<i64, &crate::recall::RecalledEpisode> =
-        recall.ranked.iter().map(|m| (m.episode.id, m)).collect();
     let recalled = rendered
         .included_episode_ids
         .iter()
-        .filter_map(|id| by_id.get(id))
-        .map(|m| RecalledRef {
-            id: m.episode.id,
-            external_id: m.episode.external_id.clone(),
-            kind: m.episode.kind.as_str(),
-            at: m.episode.at,
-            count: m.count,
-            citation: citations.get(&m.episode.id).copied().unwrap_or("unchecked"),
+        .filter_map(|id| refs.get(id))
+        .map(|(e, count)| RecalledRef {
+            id: e.id,
+            external_id: e.external_id.clone(),
+            kind: e.kind.as_str(),
+            at: e.at,
+            count: *count,
+            citation: citations.get(&e.id).copied().unwrap_or("unchecked"),
         })
         .collect();
     Ok(Block {
@@ -265,6 +296,57 @@ pub fn build_with_cap(
         }),
         Err(_) => Ok(empty_block(started, true)),
     }
+}
+
+/// Most missed checks the record branch puts first.
+pub const MISSED_CHECKS: usize = 8;
+
+/// The newest missed check of each concept (routed checks only), newest
+/// first, at most [`MISSED_CHECKS`], none after `at`.
+fn missed_checks(store: &Store, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<Episode>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out: Vec<Episode> = store
+        .episodes_of_kind(subject, Kind::Check)?
+        .into_iter()
+        .rev()
+        .filter(|e| e.at <= at)
+        .filter(|e| e.data.get("verdict").and_then(|v| v.as_str()) == Some("wrong"))
+        .filter(|e| {
+            e.concepts
+                .first()
+                .is_some_and(|c| seen.insert(tm_model::lang::canonical_key(c)))
+        })
+        .take(MISSED_CHECKS)
+        .collect();
+    out.sort_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
+    Ok(out)
+}
+
+/// The map section with the lines of the concepts the question names first,
+/// each after the lines of what it builds on ("what should I review before
+/// X" needs X's line, and the budget trims the map from the end); the rest
+/// follow in teaching order.
+fn focused_map(map: &tm_model::map::ConceptMap, question: &str) -> MapSection {
+    let mut section = MapSection::from_map(map);
+    let mut first: Vec<String> = Vec::new();
+    for name in crate::map::named_in(map, question) {
+        let Some(node) = map.nodes().iter().find(|n| n.name == name) else {
+            continue;
+        };
+        for edge in &node.builds_on {
+            if let Some(p) = map.nodes().iter().find(|m| m.key == edge.to) {
+                first.push(tm_model::map::render_line(map, p));
+            }
+        }
+        first.push(tm_model::map::render_line(map, node));
+    }
+    let mut seen = std::collections::HashSet::new();
+    first.retain(|l| seen.insert(l.clone()));
+    section.lines.retain(|l| !seen.contains(l));
+    section.focus = first.len();
+    first.append(&mut section.lines);
+    section.lines = first;
+    section
 }
 
 /// An empty slot: the plain design's, or a build dropped at the cap.

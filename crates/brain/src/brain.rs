@@ -76,7 +76,9 @@ impl Brain {
     }
 
     /// The brain's own connection, held for the duration of the guard.
-    /// Keep it short: every lookup and write of the brain waits for it.
+    /// Keep it short: every lookup and write of the brain waits for it, and
+    /// calling another `Brain` method while holding it deadlocks (the lock
+    /// is not re-entrant): look the subject up first.
     pub fn store(&self) -> Result<MutexGuard<'_, Store>> {
         self.store
             .lock()

@@ -5,6 +5,7 @@
 pub mod beliefs;
 pub mod block;
 pub mod brain;
+pub mod grounding;
 pub mod history;
 pub mod import;
 pub mod map;

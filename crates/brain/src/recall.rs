@@ -456,8 +456,10 @@ impl Recaller {
         }
         let facts = store.candidate_facts(&ids)?;
         let derived = self.derived(store, &facts)?;
-        let recalled_before: HashSet<i64> =
-            store.annotated_ids(&ids, "recalled")?.into_iter().collect();
+        let narrated_before: HashSet<i64> = store
+            .annotated_ids(&ids, crate::grounding::NARRATED)?
+            .into_iter()
+            .collect();
         let mut candidates = Vec::with_capacity(facts.len());
         for (f, d) in facts.iter().zip(derived) {
             let semantic = match semantic.get(&f.id) {
@@ -479,7 +481,7 @@ impl Recaller {
                 semantic,
                 concept: concept_hits.contains(&f.id),
                 narration: f.kind == Kind::Answer
-                    && (recalled_before.contains(&f.id) || d.narrates),
+                    && (narrated_before.contains(&f.id) || d.narrates),
             });
         }
         let pools_ms = ms(t1);

@@ -88,6 +88,12 @@ fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
         "{}",
         may.block
     );
+    // … and describes no session: no earlier-work section at all.
+    assert!(
+        !may.block.contains(tm_model::block::EPISODES_HEADER),
+        "{}",
+        may.block
+    );
 }
 
 #[test]

@@ -89,6 +89,10 @@ pub enum What {
         /// Also write the figures as JSON here.
         #[arg(long)]
         out: Option<std::path::PathBuf>,
+        /// Keep the imported conversations in this database (a rerun skips
+        /// the import and the embedding); default: a temporary one.
+        #[arg(long)]
+        store: Option<std::path::PathBuf>,
         #[arg(long, default_value = "minilm")]
         embedder: String,
         #[arg(long)]
@@ -112,8 +116,8 @@ pub enum What {
 
 pub fn run(what: What) -> Result<ExitCode> {
     match what {
-        What::Load(args) => crate::load::run(args),
         What::Nightly { subjects, episodes } => nightly(subjects.max(1), episodes.max(1)),
+        What::Load(args) => crate::load::run(args),
         What::Chain { episodes, batch } => chain(episodes, batch.max(1)),
         What::Map { files } => map(&files),
         What::Block {
@@ -147,9 +151,10 @@ pub fn run(what: What) -> Result<ExitCode> {
             data,
             budget,
             out,
+            store,
             embedder,
             model_dir,
-        } => crate::locomo::run(data, budget, out, &embedder, model_dir.as_deref()),
+        } => crate::locomo::run(data, budget, out, store, &embedder, model_dir.as_deref()),
         What::Recall {
             episodes,
             turns,

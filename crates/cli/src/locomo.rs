@@ -12,6 +12,7 @@ pub fn run(
     data: PathBuf,
     budget: usize,
     out: Option<PathBuf>,
+    store_path: Option<PathBuf>,
     embedder: &str,
     model_dir: Option<&std::path::Path>,
 ) -> Result<ExitCode> {
@@ -25,8 +26,10 @@ pub fn run(
         convs.len()
     );
     let recaller = crate::recaller(embedder, model_dir)?;
+    // A kept store is imported and embedded once; a rerun finds it done.
     let dir = tempfile::tempdir().context("a folder for the LoCoMo store")?;
-    let mut store = Store::open(dir.path().join("locomo.db"))?;
+    let db = store_path.unwrap_or_else(|| dir.path().join("locomo.db"));
+    let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
     let t = Instant::now();
     let bar = crate::progress_bar("importing [{bar:40}] {pos}/{len} conversations");
     let subjects = tm_bench::locomo::import(&mut store, &recaller, &convs, &mut |d, n| {

@@ -1,5 +1,6 @@
 //! `tutor-memory`: the command line over the embedded store.
 
+mod answer;
 mod bench;
 mod demo;
 mod keys;
@@ -109,6 +110,25 @@ enum Command {
         design: tm_model::block::Design,
         /// The learner's question.
         question: String,
+    },
+    /// Record the tutor's answer for a turn, save the memories recalled for it,
+    /// and trace each claim to a file line or a dated memory (answered / partial / couldnt).
+    Answer {
+        #[arg(long)]
+        subject: String,
+        /// When the answer was given (RFC 3339).
+        #[arg(long)]
+        at: String,
+        /// Ids of the memories the turn's block recalled (comma-separated).
+        #[arg(long, value_delimiter = ',')]
+        recalled: Vec<i64>,
+        /// A JSON array of file passages {file, version_id, page, line, text}.
+        #[arg(long)]
+        passages: Option<PathBuf>,
+        #[arg(long)]
+        json: bool,
+        /// The answer's text.
+        text: String,
     },
     /// Show a subject's concept map: concepts, readiness, centrality, layer, sources.
     Map {
@@ -510,6 +530,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Answer {
+            subject,
+            at,
+            recalled,
+            passages,
+            json,
+            text,
+        } => answer::run(
+            &cli.db,
+            answer::Args {
+                subject,
+                at,
+                recalled,
+                passages,
+                json,
+                text,
+            },
+        ),
         Command::Demo { demo_db, no_serve } => {
             demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref(), !no_serve)
         }

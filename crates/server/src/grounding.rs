@@ -35,16 +35,9 @@ pub fn passages(
     )?)
 }
 
-/// Grounds `answer` against these passages and the recalled episodes.
-pub fn ground_answer(
-    store: &Store,
-    answer: &str,
-    passages: &[tm_model::passages::Passage],
-    recalled: &[i64],
-    at: DateTime<Utc>,
-    tz: Tz,
-) -> ApiResult<Grounding> {
-    let lines: Vec<Passage> = passages
+/// The retrieved passages as lines the grounding traces claims to.
+pub fn lines(passages: &[tm_model::passages::Passage]) -> Vec<Passage> {
+    passages
         .iter()
         .map(|p| Passage {
             file: p.file.clone(),
@@ -53,7 +46,19 @@ pub fn ground_answer(
             line: p.line as usize,
             text: p.text.clone(),
         })
-        .collect();
+        .collect()
+}
+
+/// Grounds `answer` against these passages and the recalled episodes
+/// without saving anything.
+pub fn ground_answer(
+    store: &Store,
+    answer: &str,
+    passages: &[tm_model::passages::Passage],
+    recalled: &[i64],
+    at: DateTime<Utc>,
+    tz: Tz,
+) -> ApiResult<Grounding> {
     let memories: Vec<Memory> = store
         .episodes_with_ids(recalled)?
         .into_iter()
@@ -63,27 +68,7 @@ pub fn ground_answer(
             text: e.text,
         })
         .collect();
-    Ok(ground(answer, &lines, &memories, at, tz))
-}
-
-/// Saves the stance on the answer episode (the report reads the newest).
-pub fn annotate(
-    store: &mut Store,
-    answer_id: i64,
-    g: &Grounding,
-    at: DateTime<Utc>,
-) -> ApiResult<()> {
-    let data = serde_json::json!({
-        "stance": g.stance.as_str(),
-        "traced": g.traced(),
-        "claims": g.traces.len(),
-        "says_cannot": g.says_cannot,
-    });
-    store.write(|tx| {
-        tx.annotate(answer_id, tm_brain::report::GROUNDING_ANNOTATION, at, &data)
-            .map(|_| ())
-    })?;
-    Ok(())
+    Ok(ground(answer, &lines(passages), &memories, at, tz))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -164,7 +149,17 @@ pub async fn grounding(
                             e.kind.as_str()
                         )));
                     }
-                    annotate(store, e.id, &g, at)?;
+                    // Saved through the brain: the stance, and a `narrated`
+                    // annotation when a claim was traced to a memory.
+                    tm_brain::grounding::grounding(
+                        store,
+                        &s,
+                        e.id,
+                        &body.answer,
+                        &lines(&found),
+                        &recalled,
+                        at,
+                    )?;
                     true
                 }
                 None => false,

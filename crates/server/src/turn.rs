@@ -26,7 +26,7 @@ use std::convert::Infallible;
 use std::io::BufRead;
 use tm_ingest::extract::LlmConfig;
 use tm_model::block::{HostSections, assemble_prompt};
-use tm_store::{Store, Subject};
+use tm_store::Subject;
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
@@ -83,7 +83,6 @@ struct Prepared {
     subject: Subject,
     prompt: String,
     passages: Vec<tm_model::passages::Passage>,
-    tz: chrono_tz::Tz,
     started: std::time::Instant,
     block: tm_brain::block::Block,
     learner_seq: u64,
@@ -112,7 +111,6 @@ async fn prepare(
         tz: body.tz.clone(),
     };
     let req = block_request(&block_body, &s)?;
-    let req_tz = req.tz;
     let block = build_block(state, s.clone(), req).await?;
     let mut event =
         serde_json::json!({"type": "learner", "at": at.to_rfc3339(), "text": body.text});
@@ -151,7 +149,6 @@ async fn prepare(
     });
     Ok(Prepared {
         started,
-        tz: req_tz,
         subject: s,
         prompt,
         passages,
@@ -270,15 +267,30 @@ fn stream_answer(
     let took = chrono::Duration::from_std(p.started.elapsed())
         .unwrap_or(chrono::Duration::zero())
         .max(chrono::Duration::milliseconds(1));
+    // Stored times are whole milliseconds.
     let at = p.at + took;
+    let at = DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or(at);
     let subject = p.subject.clone();
     let st = state.clone();
     let recorded = state.pool_with(move |store| {
-        let (id, seq) = record_answer(&st, store, &subject, &answer, at, &recalled)?;
-        let g =
-            crate::grounding::ground_answer(store, &answer, &p.passages, &recalled, p.at, p.tz)?;
-        crate::grounding::annotate(store, id, &g, at)?;
-        Ok((seq, g.stance.as_str()))
+        // Through the brain: the answer episode (citing the file pages its
+        // traced passages came from), its recalled ids and its grounding.
+        let done = tm_brain::grounding::answer(
+            store,
+            &subject,
+            &answer,
+            at,
+            &recalled,
+            &crate::grounding::lines(&p.passages),
+        )?;
+        st.recaller()
+            .embed_missing(store, &subject, &mut |_, _| {})?;
+        let seq = store
+            .episodes_with_ids(&[done.episode_id])?
+            .first()
+            .map(|e| e.seq)
+            .ok_or_else(|| ApiError::internal("the recorded answer is missing"))?;
+        Ok((seq, done.grounding.stance.as_str()))
     });
     match recorded {
         Ok((seq, stance)) => send(
@@ -294,45 +306,6 @@ fn stream_answer(
         ),
         Err(e) => send(tx, error_event(e.code, &e.message)),
     }
-}
-
-/// Records the tutor's answer (through the import path, as a `tutor` event)
-/// and marks each memory the block recalled for it with a `recalled`
-/// annotation that names the answer (SPEC §7: recalled memories are saved
-/// with the answer). Returns the answer's id and seq.
-pub fn record_answer(
-    state: &AppState,
-    store: &mut Store,
-    subject: &Subject,
-    text: &str,
-    at: DateTime<Utc>,
-    recalled: &[i64],
-) -> ApiResult<(i64, u64)> {
-    let event = serde_json::json!({"type": "tutor", "at": at.to_rfc3339(), "text": text});
-    let r = record_events(
-        state,
-        store,
-        subject,
-        &[event],
-        std::path::Path::new("/nonexistent"),
-    )?;
-    let answer = store
-        .episodes(subject, r.head_seq, 1)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::internal("the recorded answer is missing"))?;
-    store.write_with(|tx| {
-        for id in recalled {
-            tx.annotate(
-                *id,
-                "recalled",
-                at,
-                &serde_json::json!({"answer": answer.id}),
-            )?;
-        }
-        Ok::<_, ApiError>(())
-    })?;
-    Ok((answer.id, answer.seq))
 }
 
 /// Calls an OpenAI-compatible chat endpoint with `stream: true` and hands

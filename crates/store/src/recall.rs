@@ -138,6 +138,17 @@ impl Store {
         rows.map(|r| r?).collect()
     }
 
+    /// The subject's episodes among these ids (ids of other subjects or of no
+    /// episode are left out), ascending id.
+    pub fn subject_episodes_by_ids(&self, subject: &Subject, ids: &[i64]) -> Result<Vec<Episode>> {
+        let list = serde_json::to_string(ids).map_err(|e| Error::Corrupt(e.to_string()))?;
+        let mut stmt = self.conn.prepare_cached(&format!(
+            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?2 AND id IN (SELECT value FROM json_each(?1)) ORDER BY id"
+        ))?;
+        let rows = stmt.query_map(params![list, subject.id], episode_row)?;
+        rows.map(|r| r?).collect()
+    }
+
     /// What recall needs of each candidate before it knows which win: kind,
     /// time, salience, and a check's topic and verdict (no text, no JSON
     /// parsing), ascending id.

@@ -31,7 +31,8 @@
 //! (opener, record line, honest sentences, HOW TO USE THIS, closer) goes in
 //! first; if even the frame does not fit, the block is empty (`text` is "",
 //! `tokens` 0) — an empty memory slot is honest, a truncated frame is not.
-//! Then beliefs (cheap; they stand for many episodes), then episodes in the
+//! Then beliefs (cheap; they stand for many episodes), then the map lines
+//! about concepts the question names ([`MapSection::focus`]), then episodes in the
 //! order given (most relevant first; printed oldest first), then map lines in
 //! the order given (so the map is trimmed from the end of its list). Whole
 //! lines only; a section header is paid for with its first line. The final
@@ -135,6 +136,11 @@ pub struct MapSection {
     /// Rendered concept lines, best first (teaching order, then centrality);
     /// the budget trims from the end.
     pub lines: Vec<String>,
+    /// How many of the first `lines` are about concepts the question names
+    /// (each after what it builds on): they are offered to the budget right
+    /// after the beliefs, before the episodes, so "what should I review
+    /// before X" keeps X's line however much earlier work there is.
+    pub focus: usize,
 }
 
 impl MapSection {
@@ -156,6 +162,7 @@ impl MapSection {
             concept_count: n,
             explained_pct: u32::try_from(pct).unwrap_or(100),
             lines,
+            focus: 0,
         }
     }
 
@@ -330,6 +337,29 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             }),
     );
     let mut dropped = input.beliefs.len() - offers.len();
+    let map_offer = |l: &String| -> Option<Offer> {
+        let l = neutralise(l);
+        if l.is_empty() {
+            return None;
+        }
+        // Every map line is a list item, never a line of the frame.
+        let line = if l.starts_with("- ") {
+            l
+        } else {
+            format!("- {l}")
+        };
+        Some(Offer {
+            part: Part::Map,
+            line,
+            episode: None,
+        })
+    };
+    let focus = input.map.as_ref().map_or(0, |m| m.focus.min(m.lines.len()));
+    if let Some(map) = &input.map {
+        let before = offers.len();
+        offers.extend(map.lines[..focus].iter().filter_map(map_offer));
+        dropped += focus - (offers.len() - before);
+    }
     if window_empty {
         // Nothing may be presented as if it were inside an empty window.
         dropped += input.episodes.len();
@@ -343,26 +373,8 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
     let map_header = input.map.as_ref().map(MapSection::header);
     if let Some(map) = &input.map {
         let before = offers.len();
-        offers.extend(
-            map.lines
-                .iter()
-                .map(|l| neutralise(l))
-                .filter(|l| !l.is_empty())
-                // Every map line is a list item, never a line of the frame.
-                .map(|l| {
-                    if l.starts_with("- ") {
-                        l
-                    } else {
-                        format!("- {l}")
-                    }
-                })
-                .map(|line| Offer {
-                    part: Part::Map,
-                    line,
-                    episode: None,
-                }),
-        );
-        dropped += map.lines.len() - (offers.len() - before);
+        offers.extend(map.lines[focus..].iter().filter_map(map_offer));
+        dropped += map.lines.len() - focus - (offers.len() - before);
     }
 
     let assemble = |taken: &[bool]| -> String {

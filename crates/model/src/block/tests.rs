@@ -36,6 +36,7 @@ fn map() -> MapSection {
             "- Cytoplasm: the fluid inside the cell membrane (builds on: Cell)".into(),
             "- Mitochondria: organelles that release energy [taught: the powerhouse of the cell] (builds on: Cytoplasm)".into(),
         ],
+        focus: 0,
     }
 }
 

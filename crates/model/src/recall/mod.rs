@@ -60,8 +60,8 @@ pub struct Candidate {
     pub semantic: f32,
     /// The episode touches a concept the question was routed to.
     pub concept: bool,
-    /// The episode narrates memory (an answer built with recalled memories in
-    /// its prompt, or one for which [`narrates_period`] holds).
+    /// The episode narrates memory (an answer whose grounding traced a claim
+    /// to a recalled memory, or one for which [`narrates_period`] holds).
     pub narration: bool,
 }
 
@@ -306,6 +306,14 @@ pub fn recall(
     }
     match basis {
         Basis::Matched => entries.sort_unstable_by(Entry::by_score),
+        // Inside a window the window is what matched ("what did we cover in
+        // September"): the period's most salient work ranks first, recency
+        // only breaking ties. Ordering by recency alone showed the last days
+        // of the month and buried a taught note or a missed check from its
+        // first week (found by the quality benchmark's active_month questions).
+        Basis::NoQuestion | Basis::NothingMatched if window.is_some() => {
+            entries.sort_unstable_by(Entry::by_score)
+        }
         Basis::NoQuestion | Basis::NothingMatched => entries.sort_unstable_by(Entry::by_recency),
     }
 
