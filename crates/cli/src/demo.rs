@@ -31,7 +31,7 @@ pub(crate) const SAMPLE: &[(&str, &str)] = &[
     ),
 ];
 
-pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCode> {
+pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>, serve: bool) -> Result<ExitCode> {
     for suffix in ["", "-wal", "-shm"] {
         let p = format!("{}{suffix}", db.display());
         match std::fs::remove_file(&p) {
@@ -133,10 +133,136 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>) -> Result<ExitCo
         println!("{}", crate::describe(&r));
     }
     println!("checkpoint: {}", serde_json::to_string(&cp)?);
-    println!(
-        "\nTry: tutor-memory --db {} log --subject {key}   |   tutor-memory --db {} verify",
-        db.display(),
-        db.display()
-    );
+    drop(store);
+
+    // Turns through the service's own path (block under the cap, the
+    // learner's message recorded, passages, the prompt), as dry runs: the
+    // demo needs no model.
+    let state = tm_server::AppState::new(
+        db,
+        std::sync::Arc::new(recaller),
+        tm_server::Config::default(),
+    )?;
+    let mut store = Store::open(db)?;
+    let key = tm_server::auth::generate().context("reading the system's randomness")?;
+    store.add_api_key("demo", &key.prefix, &key.sha256, true, chrono::Utc::now())?;
+    store.assign_learner(&subject.key.learner, "demo", chrono::Utc::now())?;
+    drop(store);
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let app = tm_server::app(state.clone());
+    let turns = [
+        (
+            "an ordinary question",
+            "2026-11-20T10:00:00Z",
+            "How does osmosis work again?",
+        ),
+        (
+            "a question about the record",
+            "2026-11-20T10:05:00Z",
+            "What have I got wrong so far?",
+        ),
+        (
+            "an empty month",
+            "2026-11-20T10:10:00Z",
+            "What did we cover in May?",
+        ),
+        (
+            "a July question",
+            "2026-11-20T10:15:00Z",
+            "What did we cover in July about eukaryotic cells?",
+        ),
+    ];
+    for (what, at, text) in turns {
+        println!("\n== Turn ({what}) at {at}: {text}");
+        let body = serde_json::json!({"text": text, "at": at});
+        let v = runtime.block_on(call(
+            &app,
+            &key.secret,
+            &format!("/v1/subjects/{key_path}/turns", key_path = subject.key),
+            body,
+        ))?;
+        let b = &v["block"];
+        println!("{}", b["block"].as_str().unwrap_or("(no block)"));
+        let recalled: Vec<String> = b["recalled"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .map(|m| {
+                        m["external_id"]
+                            .as_str()
+                            .map_or_else(|| format!("#{}", m["id"]), str::to_string)
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        println!(
+            "mode {}, {} tokens, {:.1} ms, dropped {}; recalled: {}; {} passages in the prompt (dry run: {})",
+            b["mode"].as_str().unwrap_or("?"),
+            b["tokens"],
+            b["elapsed_ms"].as_f64().unwrap_or(0.0),
+            b["dropped"],
+            if recalled.is_empty() {
+                "-".to_string()
+            } else {
+                recalled.join(", ")
+            },
+            v["passages"].as_array().map_or(0, Vec::len),
+            v["dry_run"]
+        );
+    }
+
+    println!("\n== The nightly loop for the night ending 2026-11-21T03:00:00Z");
+    let night = runtime.block_on(call(
+        &app,
+        &key.secret,
+        "/v1/admin/nightly",
+        serde_json::json!({"at": "2026-11-21T03:00:00Z"}),
+    ))?;
+    for n in night["nights"].as_array().into_iter().flatten() {
+        println!(
+            "{}: {} active, {} ran, {} consolidated, {} beliefs decayed, {} citations verified",
+            n["day"].as_str().unwrap_or("?"),
+            n["active"],
+            n["ran"],
+            n["consolidated"],
+            n["decayed"],
+            n["verified"]
+        );
+    }
+
+    if !serve {
+        println!(
+            "\nTry: tutor-memory --db {} report --subject {key_s}   |   tutor-memory --db {} serve",
+            db.display(),
+            db.display(),
+            key_s = subject.key
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .context("listening on loopback")?;
+        let addr = listener.local_addr()?;
+        println!(
+            "\n== The web report: http://{addr}/subjects/{}?key={}\n   (API at http://{addr}/v1, OpenAPI at /v1/openapi.json; the key above is this demo's; Ctrl-C stops)",
+            subject.key, key.secret
+        );
+        tm_server::serve(listener, state, tm_server::shutdown_signal())
+            .await
+            .context("serving")
+    })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One JSON POST through the service's router (no socket).
+async fn call(
+    app: &tm_server::Router,
+    key: &str,
+    uri: &str,
+    body: serde_json::Value,
+) -> Result<serde_json::Value> {
+    tm_server::post_json(app, key, uri, &body)
+        .await
+        .map_err(|e| anyhow::anyhow!("{uri}: {e}"))
 }

@@ -209,6 +209,9 @@ enum Command {
         /// Where the demo's own database goes (recreated on each run).
         #[arg(long, default_value = "tutor-memory-demo.db")]
         demo_db: PathBuf,
+        /// Do not serve the web report at the end (for tests and CI).
+        #[arg(long)]
+        no_serve: bool,
     },
     /// Run the nightly loop (consolidate, decay, calibrate, verify, working
     /// set, self-model) for the night ending at --at: what cron calls.
@@ -223,6 +226,9 @@ enum Command {
         /// Hard time cap on a block, in milliseconds.
         #[arg(long, default_value_t = 2500)]
         cap_ms: u64,
+        /// Also run the nightly loop in the background every interval (e.g. 24h).
+        #[arg(long)]
+        nightly_every: Option<String>,
     },
     /// Manage the service's API keys (one or more per tenant).
     Keys {
@@ -545,11 +551,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 text,
             },
         ),
-        Command::Demo { demo_db } => demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref()),
+        Command::Demo { demo_db, no_serve } => {
+            demo::run(&demo_db, &cli.embedder, cli.model_dir.as_deref(), !no_serve)
+        }
         Command::Nightly(args) => nightly::nightly(&cli.db, args),
         Command::Report(args) => nightly::report(&cli.db, args),
         Command::Bench { what } => bench::run(what),
-        Command::Serve { addr, cap_ms } => serve::run(serve::ServeOptions {
+        Command::Serve {
+            addr,
+            cap_ms,
+            nightly_every,
+        } => serve::run(serve::ServeOptions {
+            nightly_every: nightly_every
+                .as_deref()
+                .map(|s| {
+                    nightly::parse_every(s).and_then(|d| {
+                        d.to_std()
+                            .map_err(|_| anyhow::anyhow!("--nightly-every must be positive"))
+                    })
+                })
+                .transpose()?,
             db: &cli.db,
             addr: &addr,
             embedder: &cli.embedder,

@@ -13,6 +13,8 @@ pub struct ServeOptions<'a> {
     pub embedder: &'a str,
     pub model_dir: Option<&'a Path>,
     pub block_cap: Duration,
+    /// Run the nightly loop in the background every interval.
+    pub nightly_every: Option<Duration>,
 }
 
 /// The service's state for a database: the chosen embedder, and the chat
@@ -45,6 +47,10 @@ pub fn run(opts: ServeOptions<'_>) -> Result<ExitCode> {
             "serving {} on http://{local} (API under /v1, OpenAPI at /v1/openapi.json, report at /subjects/<learner>/<subject>); Ctrl-C stops",
             opts.db.display()
         );
+        if let Some(every) = opts.nightly_every {
+            eprintln!("the nightly loop runs every {} s", every.as_secs());
+            tokio::spawn(tm_server::admin::schedule(state.clone(), every));
+        }
         if state.config().chat.is_none() {
             eprintln!("no chat endpoint configured (TUTOR_MEMORY_CHAT_URL): turns are dry runs");
         }

@@ -334,6 +334,9 @@ pub fn record_events(
         &mut |_, _| {},
     )?;
     recaller.embed_missing(store, subject, &mut |_, _| {})?;
+    if report.file_versions > 0 {
+        tm_brain::passages::embed_missing(store, recaller.embedder(), subject, &mut |_| {})?;
+    }
     Ok(Recorded {
         subject: report.subject,
         events: report.events,

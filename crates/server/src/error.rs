@@ -121,6 +121,8 @@ impl From<tm_brain::Error> for ApiError {
                 format!("event {}: {message}", line.saturating_sub(1)),
             ),
             E::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_event", m),
+            E::NotFound(m) => ApiError::not_found(m),
+            E::BadKey(m) => ApiError::invalid(m),
             other => ApiError::internal(other.to_string()),
         }
     }

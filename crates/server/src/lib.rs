@@ -7,9 +7,11 @@
 //! `tower::ServiceExt::oneshot` and no socket; [`serve`] runs it with a
 //! graceful shutdown.
 
+pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod error;
+pub mod grounding;
 pub mod metrics;
 pub mod pool;
 pub mod state;
@@ -17,7 +19,7 @@ pub mod turn;
 pub mod view;
 pub mod web;
 
-use axum::Router;
+pub use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -93,6 +95,8 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::teach))
         .routes(routes!(api::block))
         .routes(routes!(turn::turn))
+        .routes(routes!(grounding::grounding))
+        .routes(routes!(admin::nightly))
         .routes(routes!(api::beliefs))
         .routes(routes!(api::belief_history))
         .routes(routes!(api::map))
@@ -214,5 +218,53 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
+    }
+}
+
+/// Sends one JSON POST through `app` without a socket and returns the JSON
+/// answer (the demo's turns use it); a non-2xx answer is the API's error.
+pub async fn post_json(
+    app: &Router,
+    key: &str,
+    uri: &str,
+    body: &serde_json::Value,
+) -> Result<serde_json::Value, ApiError> {
+    use tower::ServiceExt;
+    let req = axum::http::Request::builder()
+        .method("POST")
+        .uri(uri)
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(axum::body::Body::from(body.to_string()))
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let res = app
+        .clone()
+        .oneshot(req)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let status = res.status();
+    let bytes = axum::body::to_bytes(res.into_body(), 64 * 1024 * 1024)
+        .await
+        .map_err(|e| ApiError::internal(e.to_string()))?;
+    let v: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
+    if status.is_success() {
+        Ok(v)
+    } else {
+        let code = v["error"]["code"].as_str().unwrap_or("internal");
+        let code = [
+            "unknown_subject",
+            "forbidden",
+            "unauthorized",
+            "invalid_request",
+        ]
+        .into_iter()
+        .find(|c| *c == code)
+        .unwrap_or("internal");
+        Err(ApiError::new(
+            status,
+            code,
+            v["error"]["message"].as_str().unwrap_or("").to_string(),
+        ))
     }
 }

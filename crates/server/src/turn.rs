@@ -8,7 +8,7 @@
 //! - without one: answer the assembled prompt as JSON marked `dry_run: true`.
 //!
 //! SSE events: `block` (the block JSON), `delta` (`{"text"}`, one per chunk
-//! of the answer), then `done` (`{"answer_seq", "recalled"}`) or `error`
+//! of the answer), then `done` (`{"answer_seq", "recalled", "stance"}`) or `error`
 //! (`{"error":{"code","message"}}`).
 
 use crate::api::{
@@ -26,7 +26,7 @@ use std::convert::Infallible;
 use std::io::BufRead;
 use tm_ingest::extract::LlmConfig;
 use tm_model::block::{HostSections, assemble_prompt};
-use tm_store::{Store, Subject};
+use tm_store::Subject;
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
 
@@ -72,7 +72,7 @@ pub struct DryRun {
     #[schema(value_type = Vec<Object>)]
     pub messages: Vec<serde_json::Value>,
     pub block: BlockOut,
-    /// Material passages that went into the prompt.
+    /// Material passages that went into the prompt, as quoted there.
     pub passages: Vec<String>,
     /// The learner message's seq in the chain.
     pub learner_seq: u64,
@@ -82,17 +82,11 @@ pub struct DryRun {
 struct Prepared {
     subject: Subject,
     prompt: String,
-    passages: Vec<String>,
+    passages: Vec<tm_model::passages::Passage>,
+    started: std::time::Instant,
     block: tm_brain::block::Block,
     learner_seq: u64,
     at: DateTime<Utc>,
-}
-
-/// Material passages for the prompt. The subject's file passages become
-/// available with the brain's passage retrieval; until then the material
-/// slot stays empty rather than invented.
-fn material(_store: &Store, _subject: &Subject, _question: &str) -> ApiResult<Vec<String>> {
-    Ok(Vec::new())
 }
 
 async fn prepare(
@@ -102,6 +96,7 @@ async fn prepare(
     subject: String,
     body: &TurnRequest,
 ) -> ApiResult<Prepared> {
+    let started = std::time::Instant::now();
     if body.text.trim().is_empty() {
         return Err(ApiError::invalid("`text` is empty"));
     }
@@ -133,7 +128,10 @@ async fn prepare(
                 &[event],
                 std::path::Path::new("/nonexistent"),
             )?;
-            Ok((r.head_seq, material(store, &subj, &question)?))
+            Ok((
+                r.head_seq,
+                crate::grounding::passages(&st, store, &subj, &question)?,
+            ))
         })
         .await?;
     let prompt = assemble_prompt(HostSections {
@@ -142,10 +140,15 @@ async fn prepare(
             .clone()
             .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
         memory_slot: (!block.dropped).then(|| block.block.clone()),
-        passages: passages.join("\n"),
+        passages: if passages.is_empty() {
+            String::new()
+        } else {
+            tm_brain::passages::render(&passages)
+        },
         assessment: body.assessment.clone(),
     });
     Ok(Prepared {
+        started,
         subject: s,
         prompt,
         passages,
@@ -184,7 +187,7 @@ pub async fn turn(
             messages: messages(&p.prompt, &body.text),
             prompt: p.prompt,
             block: BlockOut::from(&p.block),
-            passages: p.passages,
+            passages: p.passages.iter().map(|x| x.quoted()).collect(),
             learner_seq: p.learner_seq,
         })
         .into_response());
@@ -258,65 +261,51 @@ fn stream_answer(
         return;
     }
     let recalled: Vec<i64> = p.block.recalled.iter().map(|r| r.id).collect();
-    // The answer is recorded a millisecond after the question at the latest,
-    // keeping the log in time order.
-    let at = std::cmp::max(Utc::now(), p.at + chrono::Duration::milliseconds(1));
+    // The answer is dated by the turn's clock: the turn's instant plus the
+    // time the model took (at least a millisecond), so a replayed turn keeps
+    // its answer beside its question and the log stays in time order.
+    let took = chrono::Duration::from_std(p.started.elapsed())
+        .unwrap_or(chrono::Duration::zero())
+        .max(chrono::Duration::milliseconds(1));
+    // Stored times are whole milliseconds.
+    let at = p.at + took;
+    let at = DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or(at);
     let subject = p.subject.clone();
     let st = state.clone();
-    let recorded =
-        state.pool_with(move |store| record_answer(&st, store, &subject, &answer, at, &recalled));
+    let recorded = state.pool_with(move |store| {
+        // Through the brain: the answer episode (citing the file pages its
+        // traced passages came from), its recalled ids and its grounding.
+        let done = tm_brain::grounding::answer(
+            store,
+            &subject,
+            &answer,
+            at,
+            &recalled,
+            &crate::grounding::lines(&p.passages),
+        )?;
+        st.recaller()
+            .embed_missing(store, &subject, &mut |_, _| {})?;
+        let seq = store
+            .episodes_with_ids(&[done.episode_id])?
+            .first()
+            .map(|e| e.seq)
+            .ok_or_else(|| ApiError::internal("the recorded answer is missing"))?;
+        Ok((seq, done.grounding.stance.as_str()))
+    });
     match recorded {
-        Ok(seq) => send(
+        Ok((seq, stance)) => send(
             tx,
             Event::default()
                 .event("done")
                 .json_data(serde_json::json!({
                     "answer_seq": seq,
                     "recalled": p.block.recalled.iter().map(|r| r.id).collect::<Vec<_>>(),
+                    "stance": stance,
                 }))
                 .unwrap_or_default(),
         ),
         Err(e) => send(tx, error_event(e.code, &e.message)),
     }
-}
-
-/// Records the tutor's answer (through the import path, as a `tutor` event)
-/// and marks each memory the block recalled for it with a `recalled`
-/// annotation that names the answer (SPEC §7: recalled memories are saved
-/// with the answer). Returns the answer's seq.
-pub fn record_answer(
-    state: &AppState,
-    store: &mut Store,
-    subject: &Subject,
-    text: &str,
-    at: DateTime<Utc>,
-    recalled: &[i64],
-) -> ApiResult<u64> {
-    let event = serde_json::json!({"type": "tutor", "at": at.to_rfc3339(), "text": text});
-    let r = record_events(
-        state,
-        store,
-        subject,
-        &[event],
-        std::path::Path::new("/nonexistent"),
-    )?;
-    let answer = store
-        .episodes(subject, r.head_seq, 1)?
-        .into_iter()
-        .next()
-        .ok_or_else(|| ApiError::internal("the recorded answer is missing"))?;
-    store.write_with(|tx| {
-        for id in recalled {
-            tx.annotate(
-                *id,
-                "recalled",
-                at,
-                &serde_json::json!({"answer": answer.id}),
-            )?;
-        }
-        Ok::<_, ApiError>(())
-    })?;
-    Ok(answer.seq)
 }
 
 /// Calls an OpenAI-compatible chat endpoint with `stream: true` and hands

@@ -41,6 +41,14 @@ pub fn esc(s: &str) -> String {
 #[derive(Debug, Deserialize)]
 pub struct PageQuery {
     pub key: Option<String>,
+    /// The report's instant (RFC 3339; default: now).
+    pub at: Option<String>,
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct ReportQuery {
+    /// The report's instant (RFC 3339; default: now).
+    pub at: Option<String>,
 }
 
 fn cookie_key(parts: &Parts) -> Option<String> {
@@ -86,10 +94,14 @@ pub async fn report_page(
         Ok(t) => t,
         Err(e) => return page_error(e),
     };
+    let at = match crate::api::at_or_now(q.at.as_deref()) {
+        Ok(at) => at,
+        Err(e) => return page_error(e),
+    };
     let view = state
         .blocking(move |store| {
             let s = crate::api::owned(store, &tenant, &learner, &subject)?;
-            gather(store, &s)
+            gather(store, &s, at)
         })
         .await;
     match view {
@@ -116,18 +128,20 @@ pub async fn report_page(
 
 /// The report as JSON (the data the page draws).
 #[utoipa::path(get, path = "/v1/subjects/{learner}/{subject}/report", tag = "report",
-    params(("learner" = String, Path), ("subject" = String, Path)),
+    params(("learner" = String, Path), ("subject" = String, Path), ReportQuery),
     responses((status = 200, body = ReportView), (status = 404, body = crate::error::ErrorBody)),
     security(("bearer" = [])))]
 pub async fn report_json(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
+    Query(q): Query<ReportQuery>,
 ) -> ApiResult<axum::Json<ReportView>> {
+    let at = crate::api::at_or_now(q.at.as_deref())?;
     let v = state
         .blocking(move |store| {
             let s = crate::api::owned(store, &tenant, &learner, &subject)?;
-            gather(store, &s)
+            gather(store, &s, at)
         })
         .await?;
     Ok(axum::Json(v))
@@ -159,31 +173,20 @@ pub fn render(v: &ReportView) -> String {
     );
     let _ = write!(
         o,
-        "<header><h1>{}</h1><p class=\"muted\">{} · {} episodes · material readiness {:.0}%</p>{}</header><main>",
+        "<header><h1>{}</h1><p class=\"muted\">{} · {} episodes · readiness of the material {:.0}% ({})</p>{}</header><main>",
         esc(&v.title),
         esc(&v.subject),
         v.episodes,
-        v.readiness * 100.0,
+        v.report.readiness.material * 100.0,
+        esc(&v.report.readiness.note),
         chain_line(v)
     );
     map_section(&mut o, v);
     beliefs_section(&mut o, v);
     timeline_section(&mut o, v);
     calibration_section(&mut o, v);
-    list_section(
-        &mut o,
-        "stale",
-        "Stale citations",
-        "answers whose cited file has since been replaced or removed",
-        &v.stale,
-    );
-    list_section(
-        &mut o,
-        "unanswered",
-        "Unanswered questions",
-        "questions with no recorded answer after them",
-        &v.unanswered,
-    );
+    stale_section(&mut o, v);
+    unanswered_section(&mut o, v);
     o.push_str("</main></body></html>");
     o
 }
@@ -335,6 +338,9 @@ fn beliefs_section(o: &mut String, v: &ReportView) {
         return;
     }
     o.push_str("<p class=\"muted\">From the learner's checks; open one for its history.</p>");
+    if let Some(sentence) = &v.report.checks.sentence {
+        let _ = write!(o, "<p id=\"checks\">{}</p>", esc(sentence));
+    }
     for b in &v.beliefs {
         let flag = if b.flagged {
             " <span class=\"muted\">(decayed, to reconfirm)</span>"
@@ -366,7 +372,8 @@ fn beliefs_section(o: &mut String, v: &ReportView) {
 
 fn timeline_section(o: &mut String, v: &ReportView) {
     o.push_str("<section id=\"timeline\"><h2>Month by month</h2>");
-    if v.months.is_empty() {
+    let months = &v.report.activity;
+    if months.is_empty() {
         o.push_str("<p>No episodes yet.</p></section>");
         return;
     }
@@ -375,15 +382,13 @@ fn timeline_section(o: &mut String, v: &ReportView) {
         let (y, mo) = m.split_once('-')?;
         Some((y.parse().ok()?, mo.parse().ok()?))
     };
-    let by_month: HashMap<&str, &crate::view::MonthView> =
-        v.months.iter().map(|m| (m.month.as_str(), m)).collect();
-    let max = v.months.iter().map(|m| m.total).max().unwrap_or(1).max(1);
-    o.push_str(
-        "<table><thead><tr><th>month</th><th>episodes</th><th>what</th></tr></thead><tbody>",
-    );
+    let by_month: HashMap<&str, &tm_model::nightly::report::MonthActivity> =
+        months.iter().map(|m| (m.month.as_str(), m)).collect();
+    let max = months.iter().map(|m| m.episodes).max().unwrap_or(1).max(1);
+    o.push_str("<table><thead><tr><th>month</th><th>episodes</th><th>questions</th><th>checks (right / partial / wrong)</th></tr></thead><tbody>");
     if let (Some(first), Some(last)) = (
-        v.months.first().and_then(|m| parse(&m.month)),
-        v.months.last().and_then(|m| parse(&m.month)),
+        months.first().and_then(|m| parse(&m.month)),
+        months.last().and_then(|m| parse(&m.month)),
     ) {
         let (mut y, mut m) = first;
         let mut guard = 0;
@@ -391,21 +396,23 @@ fn timeline_section(o: &mut String, v: &ReportView) {
             guard += 1;
             let key = format!("{y:04}-{m:02}");
             match by_month.get(key.as_str()) {
-                Some(mv) => {
-                    let kinds: Vec<String> =
-                        mv.kinds.iter().map(|(k, n)| format!("{n} {k}")).collect();
+                Some(a) => {
                     let _ = write!(
                         o,
-                        "<tr><td>{key}</td><td><span class=\"bar\" style=\"width:{}px\"></span> {}</td><td>{}</td></tr>",
-                        (mv.total * 200 / max).max(2),
-                        mv.total,
-                        esc(&kinds.join(", "))
+                        "<tr><td>{key}</td><td><span class=\"bar\" style=\"width:{}px\"></span> {}</td><td>{}</td><td>{} ({} / {} / {})</td></tr>",
+                        (a.episodes * 200 / max).max(2),
+                        a.episodes,
+                        a.questions,
+                        a.checks,
+                        a.right,
+                        a.partial,
+                        a.wrong
                     );
                 }
                 None => {
                     let _ = write!(
                         o,
-                        "<tr class=\"quiet\"><td>{key}</td><td>0</td><td class=\"muted\">no record</td></tr>"
+                        "<tr class=\"quiet\"><td>{key}</td><td>0</td><td colspan=\"2\" class=\"muted\">no record</td></tr>"
                     );
                 }
             }
@@ -416,23 +423,26 @@ fn timeline_section(o: &mut String, v: &ReportView) {
 }
 
 fn calibration_section(o: &mut String, v: &ReportView) {
-    let c = &v.calibration;
+    let c = &v.report.calibration;
     o.push_str("<section id=\"calibration\"><h2>Calibration</h2>");
-    if c.checks == 0 {
-        o.push_str("<p>No check carried a predicted mastery yet.</p></section>");
+    if c.n == 0 {
+        o.push_str("<p>No check carried a predicted mastery yet: treat confidence as a ranking, not a probability.</p></section>");
         return;
     }
+    let fmt = |x: Option<f64>| x.map_or("–".to_string(), |x| format!("{x:.3}"));
     let _ = write!(
         o,
-        "<p>{} checks with a predicted mastery; expected calibration error {:.3}.{}</p>",
-        c.checks,
-        c.ece.unwrap_or(0.0),
-        if c.checks < 5 {
-            " Fewer than five: treat confidence as a ranking, not a probability."
-        } else {
-            ""
-        }
+        "<p>{} checks with a predicted mastery: <b>{}</b>. ECE {}, Brier {}.</p>",
+        c.n,
+        esc(c.status.as_str()),
+        fmt(c.ece),
+        fmt(c.brier)
     );
+    let bins: Vec<(f64, f64, usize, f64, f64)> = c
+        .bins
+        .iter()
+        .filter_map(|b| Some((b.mean_predicted?, b.mean_outcome?, b.n, b.lo, b.hi)))
+        .collect();
     let (s, p) = (240.0, 30.0);
     let _ = write!(
         o,
@@ -441,10 +451,9 @@ fn calibration_section(o: &mut String, v: &ReportView) {
         y0 = p + s,
         x1 = p + s
     );
-    let pts: Vec<(f64, f64)> = c
-        .bins
+    let pts: Vec<(f64, f64)> = bins
         .iter()
-        .map(|b| (p + b.predicted * s, p + (1.0 - b.observed) * s))
+        .map(|b| (p + b.0 * s, p + (1.0 - b.1) * s))
         .collect();
     if pts.len() > 1 {
         let d: Vec<String> = pts.iter().map(|(x, y)| format!("{x:.1},{y:.1}")).collect();
@@ -454,11 +463,11 @@ fn calibration_section(o: &mut String, v: &ReportView) {
             d.join(" ")
         );
     }
-    for (b, (x, y)) in c.bins.iter().zip(&pts) {
+    for (b, (x, y)) in bins.iter().zip(&pts) {
         let _ = write!(
             o,
-            "<circle cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"#4682b4\"><title>predicted {:.2}, observed {:.2}, {} checks</title></circle>",
-            b.predicted, b.observed, b.count
+            "<circle class=\"bin\" cx=\"{x:.1}\" cy=\"{y:.1}\" r=\"4\" fill=\"#4682b4\"><title>predicted {:.2}, observed {:.2}, {} checks</title></circle>",
+            b.0, b.1, b.2
         );
     }
     let _ = write!(
@@ -470,36 +479,59 @@ fn calibration_section(o: &mut String, v: &ReportView) {
         p + s / 2.0
     );
     o.push_str("<table><thead><tr><th>predicted</th><th>checks</th><th>mean predicted</th><th>observed</th></tr></thead><tbody>");
-    for b in &c.bins {
+    for b in &bins {
         let _ = write!(
             o,
             "<tr><td>{:.1}–{:.1}</td><td>{}</td><td>{:.2}</td><td>{:.2}</td></tr>",
-            b.from, b.to, b.count, b.predicted, b.observed
+            b.3, b.4, b.2, b.0, b.1
         );
     }
     o.push_str("</tbody></table></section>");
 }
 
-fn list_section(
-    o: &mut String,
-    id: &str,
-    title: &str,
-    what: &str,
-    items: &[crate::view::EpisodeRef],
-) {
-    let _ = write!(o, "<section id=\"{id}\"><h2>{title}</h2>");
+fn stale_section(o: &mut String, v: &ReportView) {
+    let items = &v.report.stale_citations;
+    o.push_str("<section id=\"stale\"><h2>Stale citations</h2>");
     if items.is_empty() {
-        let _ = write!(o, "<p>None: no {what}.</p></section>");
+        o.push_str("<p>None: every verified citation still holds (the nightly loop verifies them).</p></section>");
         return;
     }
-    let _ = write!(o, "<p class=\"muted\">{} {what}.</p><ul>", items.len());
+    let _ = write!(
+        o,
+        "<p class=\"muted\">{} memories cite a file that has since been replaced or removed.</p><ul>",
+        items.len()
+    );
     for e in items {
         let _ = write!(
             o,
-            "<li>{} · #{} · {}</li>",
+            "<li>{} · {} · {} <span class=\"muted\">({}, checked {})</span></li>",
             e.at.format("%Y-%m-%d"),
-            e.seq,
-            esc(&e.summary)
+            esc(&e.kind),
+            esc(&e.summary),
+            esc(&e.change),
+            e.checked_at.format("%Y-%m-%d")
+        );
+    }
+    o.push_str("</ul></section>");
+}
+
+fn unanswered_section(o: &mut String, v: &ReportView) {
+    let items = &v.report.couldnt_answer;
+    o.push_str("<section id=\"unanswered\"><h2>Unanswered questions</h2>");
+    if items.is_empty() {
+        o.push_str(
+            "<p>None: no answer was graded as unable to answer from the files.</p></section>",
+        );
+        return;
+    }
+    o.push_str("<ul>");
+    for u in items {
+        let _ = write!(
+            o,
+            "<li>{} · <b>{}</b><br><span class=\"muted\">answer: {}</span></li>",
+            u.at.format("%Y-%m-%d"),
+            esc(u.question.as_deref().unwrap_or("(no question recorded)")),
+            esc(&u.answer)
         );
     }
     o.push_str("</ul></section>");

@@ -230,6 +230,11 @@ async fn another_tenants_subject_is_not_found_on_every_route() {
         ("GET", "/v1/subjects/ana/cells/verify".into(), None),
         ("GET", "/v1/subjects/ana/cells/checkpoint".into(), None),
         ("GET", "/v1/subjects/ana/cells/report".into(), None),
+        (
+            "POST",
+            "/v1/subjects/ana/cells/grounding".into(),
+            Some(json!({"answer":"The membrane controls what enters.","question":"membrane?"})),
+        ),
     ];
     for (method, uri, body) in &routes {
         let (s, v) = h.call(method, uri, &h.b, body.clone()).await;
@@ -656,6 +661,8 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/subjects/{learner}/{subject}/verify"),
     ("get", "/v1/subjects/{learner}/{subject}/checkpoint"),
     ("get", "/v1/subjects/{learner}/{subject}/report"),
+    ("post", "/v1/subjects/{learner}/{subject}/grounding"),
+    ("post", "/v1/admin/nightly"),
 ];
 
 #[tokio::test]
@@ -696,7 +703,6 @@ async fn the_openapi_document_lists_every_route() {
         );
     }
     assert!(doc["components"]["securitySchemes"]["bearer"].is_object());
-    let _ = h.admin;
 }
 
 #[tokio::test]
@@ -815,6 +821,11 @@ async fn a_turn_with_a_model_streams_the_answer_and_records_it_with_its_memories
     let recalled = events[0].1["recalled"].as_array().unwrap().clone();
     assert!(!recalled.is_empty());
     assert_eq!(events[4].1["answer_seq"], 8);
+    assert!(
+        ["answered", "partial", "couldnt"].contains(&events[4].1["stance"].as_str().unwrap()),
+        "{}",
+        events[4].1
+    );
 
     // The model was sent the assembled prompt with the memory block in it.
     let sent = seen.lock().unwrap().clone();
@@ -872,30 +883,47 @@ async fn a_failing_model_ends_the_stream_with_an_error_event() {
 async fn the_report_as_json_and_as_a_page() {
     let h = harness();
     h.sample().await;
-    // Learner text with markup, left unanswered.
-    h.call("POST", "/v1/subjects/ana/cells/events", &h.a,
-        Some(json!({"type":"learner","at":"2026-09-01T10:00:00Z","text":"Is <script>alert('x')</script> a cell?"})))
+    // Learner text with markup, taught: the note is drawn on the page.
+    let (s, t) = h
+        .call("POST", "/v1/subjects/ana/cells/teach", &h.a,
+            Some(json!({"text":"Remember that the cytoplasm is <script>alert('x')</script> jelly","at":"2026-09-01T10:00:00Z"})))
         .await;
+    assert_eq!(s, StatusCode::OK, "{t}");
     let (s, r) = h
-        .call("GET", "/v1/subjects/ana/cells/report", &h.a, None)
+        .call(
+            "GET",
+            "/v1/subjects/ana/cells/report?at=2026-11-20T10:00:00Z",
+            &h.a,
+            None,
+        )
         .await;
     assert_eq!(s, StatusCode::OK, "{r}");
     assert_eq!(r["chain"]["state"], "intact");
-    let months: Vec<&str> = r["months"]
+    let months: Vec<&str> = r["report"]["activity"]
         .as_array()
         .unwrap()
         .iter()
         .map(|m| m["month"].as_str().unwrap())
         .collect();
     assert_eq!(months, ["2026-03", "2026-07", "2026-09"]);
-    assert_eq!(r["calibration"]["checks"], 2);
-    assert_eq!(r["unanswered"].as_array().unwrap().len(), 1, "{r}");
+    assert_eq!(
+        r["report"]["calibration"]["n"], 2,
+        "{}",
+        r["report"]["calibration"]
+    );
     assert!(
         r["concepts"]
             .as_array()
             .unwrap()
             .iter()
             .any(|c| c["name"] == "Cytoplasm")
+    );
+    assert!(
+        r["beliefs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|b| !b["history"].as_array().unwrap().is_empty())
     );
 
     let page = |uri: String, cookie: Option<String>| {
@@ -948,4 +976,90 @@ async fn the_report_as_json_and_as_a_page() {
     assert!(html.starts_with("<!doctype html>"));
     let (s, _, _) = page(format!("/subjects/ana/cells?key={}", h.b), None).await;
     assert_eq!(s, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn grounding_traces_claims_and_saves_the_stance() {
+    let h = harness();
+    h.sample().await;
+    // An answer recorded with an id, which the stance is saved on.
+    h.call("POST", "/v1/subjects/ana/cells/events", &h.a, Some(json!([
+        {"type":"learner","at":"2026-09-01T10:00:00Z","text":"What is photosynthesis?"},
+        {"id":"a9","type":"tutor","at":"2026-09-01T10:00:05Z","text":"I cannot answer that from your files: they do not cover photosynthesis."}
+    ]))).await;
+    let (s, g) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/grounding",
+            &h.a,
+            Some(json!({
+            "answer": "The cytoplasm is the gel inside the cell membrane where the organelles sit.",
+            "question": "What is the cytoplasm?", "at": "2026-11-20T10:00:00Z"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{g}");
+    assert_eq!(g["stance"], "answered", "{g}");
+    assert_eq!(g["saved"], false);
+    let traced = &g["traces"][0]["source"];
+    assert_eq!(traced["type"], "file", "{g}");
+    assert_eq!(traced["file"], "cells.md");
+
+    let (s, g) = h
+        .call("POST", "/v1/subjects/ana/cells/grounding", &h.a, Some(json!({
+            "answer": "I cannot answer that from your files: they do not cover photosynthesis.",
+            "question": "What is photosynthesis?", "answer_id": "a9", "at": "2026-09-01T10:00:06Z"})))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{g}");
+    assert_eq!(g["stance"], "couldnt", "{g}");
+    assert_eq!(g["saved"], true);
+    // The report lists it among the questions the files could not answer.
+    let (_, r) = h
+        .call("GET", "/v1/subjects/ana/cells/report", &h.a, None)
+        .await;
+    let unanswered = r["report"]["couldnt_answer"].as_array().unwrap();
+    assert_eq!(unanswered.len(), 1, "{r}");
+    assert_eq!(unanswered[0]["question"], "What is photosynthesis?");
+    // Naming a question as the answer is refused.
+    let (s, _) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/grounding",
+            &h.a,
+            Some(json!({
+            "answer": "x", "question": "y", "answer_id": "e1"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+#[tokio::test]
+async fn the_nightly_loop_is_for_admin_keys_and_runs_once_a_day() {
+    let h = harness();
+    h.sample().await;
+    let body = json!({"at":"2026-07-14T03:00:00Z"});
+    let (s, v) = h
+        .call("POST", "/v1/admin/nightly", &h.a, Some(body.clone()))
+        .await;
+    assert_eq!(s, StatusCode::FORBIDDEN, "{v}");
+    assert_eq!(v["error"]["code"], "forbidden");
+    let (s, v) = h
+        .call("POST", "/v1/admin/nightly", &h.admin, Some(body.clone()))
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["nights"][0]["ran"], 1, "{v}");
+    assert_eq!(v["nights"][0]["consolidated"], 1, "{v}");
+    // Idempotent: the same night again writes nothing.
+    let (_, again) = h
+        .call("POST", "/v1/admin/nightly", &h.admin, Some(body))
+        .await;
+    assert_eq!(again["nights"][0]["ran"], 0, "{again}");
+    let (s, _) = h
+        .call(
+            "POST",
+            "/v1/admin/nightly",
+            &h.admin,
+            Some(json!({"since":"last week"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
 }
