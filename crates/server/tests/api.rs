@@ -48,8 +48,17 @@ fn harness_with(config: Config) -> Harness {
     }
 }
 
+/// The tests' configuration: the cap is not what they test, and a loaded
+/// CI machine must not drop a block they read.
+fn config() -> Config {
+    Config {
+        block_cap: std::time::Duration::from_secs(120),
+        ..Config::default()
+    }
+}
+
 fn harness() -> Harness {
-    harness_with(Config::default())
+    harness_with(config())
 }
 
 impl Harness {
@@ -366,7 +375,7 @@ async fn oversized_bodies_are_refused() {
     let h = harness_with(Config {
         max_json_bytes: 4 * 1024,
         max_upload_bytes: 16 * 1024,
-        ..Config::default()
+        ..config()
     });
     h.sample().await;
     let big = "word ".repeat(2000);
@@ -776,7 +785,7 @@ async fn a_turn_with_a_model_streams_the_answer_and_records_it_with_its_memories
     let (url, seen) = fake_model().await;
     let h = harness_with(Config {
         chat: Some(tm_ingest::extract::LlmConfig::new(url, "fake-model")),
-        ..Config::default()
+        ..config()
     });
     h.sample().await;
     let req = Request::builder()
@@ -855,7 +864,7 @@ async fn a_failing_model_ends_the_stream_with_an_error_event() {
     drop(listener);
     let h = harness_with(Config {
         chat: Some(tm_ingest::extract::LlmConfig::new(url, "m")),
-        ..Config::default()
+        ..config()
     });
     h.sample().await;
     let req = Request::builder()
