@@ -323,9 +323,9 @@ const QUESTIONS: &[&str] = &[
 ];
 
 /// A deterministic stream of numbers (a 64-bit LCG): same seed, same subject.
-struct Lcg(u64);
+pub(crate) struct Lcg(pub(crate) u64);
 impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
+    pub(crate) fn next(&mut self, n: usize) -> usize {
         self.0 = self
             .0
             .wrapping_mul(6364136223846793005)

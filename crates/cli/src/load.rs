@@ -57,18 +57,6 @@ const QUESTIONS: &[&str] = &[
     "What did we cover in May?",
 ];
 
-/// A tiny deterministic generator (the run must be reproducible).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, n: usize) -> usize {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) as usize) % n
-    }
-}
-
 /// Fills the store with `n` questions, answers and checks over two years.
 fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::DateTime<Utc>)> {
     let key = SubjectKey::parse("load/cells")?;
@@ -78,7 +66,7 @@ fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::D
         .context("start")?;
     let span = 700 * 86_400i64;
     let subject = store.write(|tx| tx.ensure_subject(&key, "Load test", Some("en"), start))?;
-    let mut rng = Lcg(7);
+    let mut rng = crate::bench::Lcg(7);
     let mut i = 0;
     while i < n {
         let end = (i + 5_000).min(n);
