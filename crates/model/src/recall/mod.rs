@@ -138,10 +138,17 @@ impl RecallParams {
             || clean_cosine(c.semantic) >= self.semantic_floor
     }
 
-    /// Relevance in [0, 1]: the strongest of the lexical signal, the concept
-    /// hit and the semantic signal rescaled from the floor. The strongest, not
-    /// a sum: two weak signals are not one strong one, and a sum would need
-    /// weights we have no data to set.
+    /// Relevance in [0, 1]: the probabilistic OR `1 − (1−l)(1−c)(1−s)` of the
+    /// lexical signal `l`, the concept hit `c` and the semantic signal `s`
+    /// rescaled from the floor. Each reads as independent evidence that the
+    /// episode answers the question: one strong signal keeps its value, and
+    /// signals that agree add up without exceeding 1, with no weight to set.
+    ///
+    /// It was the strongest single signal. The failure that changed it (issue
+    /// 9, LoCoMo): a turn that matched a question both by its words and by its
+    /// meaning, each moderately, ranked below one that matched by one of them
+    /// strongly, while agreement of the two is the better evidence (the
+    /// rank fusion of BM25 and vector search beat us on exactly those turns).
     pub fn relevance(&self, c: &Candidate) -> f32 {
         let lexical = clean_unit(c.lexical);
         let lexical = if lexical > self.lexical_floor {
@@ -163,7 +170,7 @@ impl RecallParams {
         } else {
             1.0
         };
-        lexical.max(concept).max(semantic)
+        1.0 - (1.0 - lexical) * (1.0 - concept) * (1.0 - semantic)
     }
 }
 

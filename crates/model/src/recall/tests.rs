@@ -543,3 +543,27 @@ fn routing_by_vector_takes_the_closest_concepts_above_the_floor() {
     );
     assert!(p.route_by_vector(&[("osmosis".into(), 0.49)]).is_empty());
 }
+
+/// Issue 9 (LoCoMo): an episode that matches the question both by its words
+/// and by its meaning, each moderately, is better evidence than one that
+/// matches by one signal a little more strongly; with the strongest single
+/// signal as relevance it ranked below.
+#[test]
+fn agreeing_signals_outrank_a_single_stronger_one() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(10);
+    let both = Candidate {
+        lexical: 0.5,
+        semantic: 0.35 + 0.45 * 0.5, // rescaled semantic 0.5
+        ..plain(1, t)
+    };
+    let one = Candidate {
+        lexical: 0.6,
+        ..plain(2, t)
+    };
+    let out = recall(vec![one, both], true, None, now, &P, 10);
+    assert_eq!(ids(&out), [1, 2]);
+    assert!((out.ranked[0].relevance - 0.75).abs() < 1e-3);
+    // One strong signal alone keeps its value.
+    assert!((out.ranked[1].relevance - 0.6).abs() < 1e-6);
+}

@@ -272,12 +272,23 @@ pub fn parse_window(question: &str, at: DateTime<Utc>, tz: Tz) -> Option<Window>
 /// expressions: what is left of a question once they are removed says whether
 /// it asks about anything besides the period ("what did we cover in July?"
 /// asks about nothing else; "what did we do on osmosis in July?" does).
+///
+/// The `prep` words standing right before an expression belong to it: in
+/// "pada bulan Oktober 2025" the word `bulan` ("month") is part of the time
+/// expression, and left in the topic it matched unrelated turns by meaning.
 pub fn window_words(question: &str) -> Vec<String> {
     let tables = &*TABLES;
     let tokens = tokenize(question);
     find(tables, &tokens)
         .iter()
-        .flat_map(|f| tokens[f.start..(f.start + f.len).min(tokens.len())].iter())
+        .flat_map(|f| {
+            let mut start = f.start;
+            // "pada bulan", "au mois de": several preps may stand in a row.
+            while let Some(len) = prep_len_before(&tables.words, &tokens, start, u8::MAX) {
+                start -= len;
+            }
+            tokens[start..(f.start + f.len).min(tokens.len())].iter()
+        })
         .map(|t| t.key.clone())
         .collect()
 }
@@ -533,8 +544,9 @@ fn prep_before(words: &Words, tokens: &[Token], i: usize, langs: u8) -> bool {
 }
 
 /// How many tokens the `prep` of one of `langs` ending right before token `i` spans.
+/// The longest one wins: "au mois de" over "mois de".
 fn prep_len_before(words: &Words, tokens: &[Token], i: usize, langs: u8) -> Option<usize> {
-    (1..=words.max_tokens.min(i)).find(|&len| {
+    (1..=words.max_tokens.min(i)).rev().find(|&len| {
         phrase(tokens, i - len, i).is_some_and(|key| {
             words
                 .get(&key)

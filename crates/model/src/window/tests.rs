@@ -493,3 +493,95 @@ proptest! {
         prop_assert!(w.contains(at) || (w.to <= at && at - w.to < chrono::TimeDelta::days(366)));
     }
 }
+
+/// The word "month" of each language belongs to the time expression, so it
+/// leaves the question's topic with the month name (issue 9: "pada bulan
+/// Oktober 2025" kept `bulan` in the topic and matched unrelated turns).
+fn assert_window_words(question: &str, expected: &[&str]) {
+    let words = super::window_words(question);
+    for e in expected {
+        assert!(
+            words.iter().any(|w| w == e),
+            "{question:?}: {e:?} not among {words:?}"
+        );
+    }
+    assert!(
+        parse_window(question, at(), Tz::UTC).is_some(),
+        "{question:?}"
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_english() {
+    assert_window_words(
+        "What did we study in the month of October 2025?",
+        &["month", "october", "2025"],
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_spanish() {
+    assert_window_words(
+        "¿Qué estudiamos en el mes de octubre de 2025?",
+        &["mes", "octubre", "2025"],
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_german() {
+    assert_window_words(
+        "Was haben wir im Monat Oktober 2025 gelernt?",
+        &["im", "monat", "oktober"],
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_italian() {
+    assert_window_words(
+        "Cosa abbiamo studiato nel mese di ottobre 2025?",
+        &["nel", "mese", "ottobre"],
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_indonesian() {
+    assert_window_words(
+        "Apa yang kita pelajari pada bulan Oktober 2025?",
+        &["pada", "bulan", "oktober", "2025"],
+    );
+    assert!(
+        !super::window_words("Apa yang kita pelajari pada bulan Oktober 2025?")
+            .iter()
+            .any(|w| w == "pelajari")
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_french() {
+    assert_window_words(
+        "Qu'avons-nous étudié au mois d'octobre 2025 ?",
+        &["au", "mois", "octobre"],
+    );
+    assert_window_words(
+        "Qu'avons-nous étudié pendant le mois de mars 2025 ?",
+        &["mois", "mars"],
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_portuguese() {
+    assert_window_words(
+        "O que estudamos no mês de outubro de 2025?",
+        &["no", "mes", "outubro"],
+    );
+}
+
+#[test]
+fn month_word_is_a_window_word_in_arabic() {
+    let words = super::window_words("ماذا درسنا في شهر أكتوبر 2025؟");
+    assert!(
+        words.iter().any(|w| w == "شهر") && words.iter().any(|w| w == "في"),
+        "{words:?}"
+    );
+    assert!(parse_window("ماذا درسنا في شهر أكتوبر 2025؟", at(), Tz::UTC).is_some());
+}
