@@ -224,7 +224,10 @@ fn map_section(o: &mut String, v: &ReportView) {
     let (col_w, row_h, pad) = (190.0, 70.0, 95.0);
     let rows = v.layers.iter().map(Vec::len).max().unwrap_or(1).max(1);
     let width = pad * 2.0 + col_w * (v.layers.len().max(1) as f64 - 1.0);
-    let height = 50.0 + row_h * (rows as f64 - 1.0) + 55.0;
+    // 50 above the first row (the largest node's radius), 55 below the last
+    // (its radius and its label).
+    let top = 50.0;
+    let height = top + row_h * (rows as f64 - 1.0) + 55.0;
     let max_c = v
         .concepts
         .iter()
@@ -236,7 +239,7 @@ fn map_section(o: &mut String, v: &ReportView) {
         for (j, k) in layer.iter().enumerate() {
             pos.insert(
                 k.as_str(),
-                (pad + i as f64 * col_w, pad + offset + j as f64 * row_h),
+                (pad + i as f64 * col_w, top + offset + j as f64 * row_h),
             );
         }
     }
