@@ -68,14 +68,7 @@ impl Store {
         at: DateTime<Utc>,
     ) -> Result<ApiKey> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO tenants (name, created_at) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
-            params![tenant, to_ms(at)],
-        )?;
-        let tenant_id: i64 =
-            tx.query_row("SELECT id FROM tenants WHERE name = ?1", [tenant], |r| {
-                r.get(0)
-            })?;
+        let tenant_id = ensure_tenant(&tx, tenant, at)?;
         tx.execute(
             "INSERT INTO api_keys (tenant_id, prefix, sha256, admin, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![tenant_id, prefix, sha256, admin, to_ms(at)],
@@ -173,14 +166,7 @@ impl Store {
         at: DateTime<Utc>,
     ) -> Result<Option<Claim>> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO tenants (name, created_at) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
-            params![tenant, to_ms(at)],
-        )?;
-        let tenant_id: i64 =
-            tx.query_row("SELECT id FROM tenants WHERE name = ?1", [tenant], |r| {
-                r.get(0)
-            })?;
+        let tenant_id = ensure_tenant(&tx, tenant, at)?;
         let owner: Option<Option<i64>> = tx
             .query_row(
                 "SELECT tenant_id FROM learners WHERE slug = ?1",
@@ -233,4 +219,17 @@ impl Tx<'_> {
             }
         }
     }
+}
+
+/// The tenant's id, creating the tenant on first use.
+fn ensure_tenant(tx: &rusqlite::Transaction<'_>, tenant: &str, at: DateTime<Utc>) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO tenants (name, created_at) VALUES (?1, ?2) ON CONFLICT (name) DO NOTHING",
+        params![tenant, to_ms(at)],
+    )?;
+    Ok(
+        tx.query_row("SELECT id FROM tenants WHERE name = ?1", [tenant], |r| {
+            r.get(0)
+        })?,
+    )
 }
