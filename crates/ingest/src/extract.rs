@@ -10,7 +10,7 @@
 mod llm;
 mod offline;
 
-pub use llm::{LlmConfig, LlmExtractor, validate_answer};
+pub use llm::{ChatClient, LlmConfig, LlmExtractor, validate_answer};
 pub use offline::OfflineExtractor;
 pub use tm_model::map::ExtractedConcept;
 

@@ -55,10 +55,85 @@ impl LlmConfig {
     }
 }
 
+/// One OpenAI-compatible chat endpoint: the extractor asks it for concepts,
+/// the benchmark for answers. Temperature 0.
+pub struct ChatClient {
+    config: LlmConfig,
+    agent: ureq::Agent,
+}
+
+impl ChatClient {
+    /// A client for `config`; the URL must be http:// or https://.
+    pub fn new(config: LlmConfig) -> std::result::Result<Self, String> {
+        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
+            return Err(format!(
+                "chat URL {:?} must start with http:// or https://",
+                config.base_url
+            ));
+        }
+        let agent = ureq::Agent::config_builder()
+            .timeout_global(Some(config.timeout))
+            .http_status_as_error(false)
+            .build()
+            .into();
+        Ok(ChatClient { config, agent })
+    }
+
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// The first choice's message content for `messages`; `json` asks for a
+    /// JSON object; a reply longer than `limit` bytes is refused.
+    pub fn complete(
+        &self,
+        messages: &[serde_json::Value],
+        json: bool,
+        limit: u64,
+    ) -> std::result::Result<String, String> {
+        let mut body = serde_json::json!({
+            "model": self.config.model,
+            "temperature": 0,
+            "messages": messages,
+        });
+        if json {
+            body["response_format"] = serde_json::json!({"type": "json_object"});
+        }
+        let mut req = self.agent.post(&self.config.endpoint());
+        if let Some(key) = &self.config.api_key {
+            req = req.header("Authorization", &format!("Bearer {key}"));
+        }
+        let mut resp = req
+            .send_json(&body)
+            .map_err(|e| format!("request to {} failed: {e}", self.config.endpoint()))?;
+        let status = resp.status();
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(limit)
+            .read_to_string()
+            .map_err(|e| format!("reading the response: {e}"))?;
+        if !status.is_success() {
+            return Err(format!(
+                "HTTP {status}: {}",
+                text.chars().take(300).collect::<String>()
+            ));
+        }
+        let parsed: ChatResponse = serde_json::from_str(&text)
+            .map_err(|e| format!("the endpoint's reply is not a chat completion: {e}"))?;
+        parsed
+            .choices
+            .into_iter()
+            .next()
+            .and_then(|c| c.message.content)
+            .ok_or_else(|| "the reply has no message content".to_string())
+    }
+}
+
 /// Extracts concepts with a generative model.
 pub struct LlmExtractor {
     config: LlmConfig,
-    agent: ureq::Agent,
+    client: ChatClient,
 }
 
 #[derive(Deserialize)]
@@ -106,21 +181,11 @@ concepts, the most important first.";
 
 impl LlmExtractor {
     pub fn new(config: LlmConfig) -> Result<Self> {
-        if !(config.base_url.starts_with("http://") || config.base_url.starts_with("https://")) {
-            return Err(Error::Invalid {
-                file: String::new(),
-                reason: format!(
-                    "chat URL {:?} must start with http:// or https://",
-                    config.base_url
-                ),
-            });
-        }
-        let agent = ureq::Agent::config_builder()
-            .timeout_global(Some(config.timeout))
-            .http_status_as_error(false)
-            .build()
-            .into();
-        Ok(LlmExtractor { config, agent })
+        let client = ChatClient::new(config.clone()).map_err(|reason| Error::Invalid {
+            file: String::new(),
+            reason,
+        })?;
+        Ok(LlmExtractor { config, client })
     }
 
     fn prompt(&self, file_name: &str, pages: &[String]) -> String {
@@ -138,40 +203,7 @@ impl LlmExtractor {
     }
 
     fn ask(&self, messages: &[serde_json::Value]) -> std::result::Result<String, String> {
-        let body = serde_json::json!({
-            "model": self.config.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": messages,
-        });
-        let mut req = self.agent.post(&self.config.endpoint());
-        if let Some(key) = &self.config.api_key {
-            req = req.header("Authorization", &format!("Bearer {key}"));
-        }
-        let mut resp = req
-            .send_json(&body)
-            .map_err(|e| format!("request to {} failed: {e}", self.config.endpoint()))?;
-        let status = resp.status();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(64 * 1024 * 1024)
-            .read_to_string()
-            .map_err(|e| format!("reading the response: {e}"))?;
-        if !status.is_success() {
-            return Err(format!(
-                "HTTP {status}: {}",
-                text.chars().take(300).collect::<String>()
-            ));
-        }
-        let parsed: ChatResponse = serde_json::from_str(&text)
-            .map_err(|e| format!("the endpoint's reply is not a chat completion: {e}"))?;
-        parsed
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.message.content)
-            .ok_or_else(|| "the reply has no message content".to_string())
+        self.client.complete(messages, true, 64 * 1024 * 1024)
     }
 }
 
