@@ -14,9 +14,11 @@ pub mod chat;
 pub mod generate;
 pub mod grade;
 pub mod locomo;
+pub mod programs;
 pub mod quality;
 pub mod questions;
 pub mod rng;
+pub mod sample;
 pub mod subjects;
 pub mod templates;
 

@@ -14,12 +14,11 @@ use std::path::Path;
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
-use tm_brain::block::{BlockRequest, build};
-use tm_brain::recall::Recaller;
+use tm_brain::Brain;
+use tm_brain::block::BlockRequest;
 use tm_model::block::{Design, count_tokens};
-use tm_model::recall::{distinctive_terms, fts5_query};
-use tm_model::subject::SubjectKey;
-use tm_store::{Store, Subject};
+use tm_model::recall::distinctive_terms;
+use tm_model::subject::Subject;
 
 use crate::{Error, Result, io_err};
 
@@ -216,27 +215,18 @@ pub const METHODS: [&str; 7] = [
     "recent", "bm25", "vector", "rrf", "window", "episodes", "full",
 ];
 
-/// Imports every conversation and embeds its turns.
+/// Imports every conversation through the brain (recorded and embedded in
+/// one transaction each).
 pub fn import(
-    store: &mut Store,
-    recaller: &Recaller,
+    brain: &Brain,
     convs: &[Conversation],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Subject>> {
     let mut out = Vec::new();
     for (i, c) in convs.iter().enumerate() {
         let text = history(c);
-        let report = tm_brain::import::import_bytes(
-            store,
-            &c.sample_id,
-            text.as_bytes(),
-            Path::new("."),
-            &mut |_, _| {},
-        )?;
-        let key = SubjectKey::parse(&report.subject).map_err(|e| Error::Invalid(e.to_string()))?;
-        let subject = store.require_subject(&key)?;
-        recaller.embed_missing(store, &subject, &mut |_, _| {})?;
-        out.push(subject);
+        let report = brain.import_bytes(&c.sample_id, text.as_bytes(), None, &mut |_, _, _| {})?;
+        out.push(brain.subject(&report.subject)?);
         progress(i + 1, convs.len());
     }
     Ok(out)
@@ -259,8 +249,7 @@ fn fill(ranked: &[i64], cost: &HashMap<i64, usize>, budget: usize) -> Vec<i64> {
 
 /// Runs every method on every QA item.
 pub fn run(
-    store: &Store,
-    recaller: &Recaller,
+    brain: &Brain,
     convs: &[Conversation],
     subjects: &[Subject],
     budget: usize,
@@ -271,9 +260,10 @@ pub fn run(
     let mut skipped = 0;
     let total: usize = convs.iter().map(|c| c.qa.len()).sum();
     let mut done = 0;
+    let recaller = brain.recaller()?;
     let model = recaller.embedder().name().to_string();
     for (c, subject) in convs.iter().zip(subjects) {
-        let episodes = store.episodes(subject, 1, usize::MAX)?;
+        let episodes = brain.episodes(subject, 1, usize::MAX)?;
         let dia: HashMap<i64, String> = episodes
             .iter()
             .filter_map(|e| Some((e.id, e.external_id.clone()?)))
@@ -287,7 +277,8 @@ pub fn run(
             episodes.iter().map(|e| (e.at, e.seq, e.id)).collect();
         by_time.sort();
         let recent: Vec<i64> = by_time.iter().rev().map(|x| x.2).collect();
-        let vectors = store.vectors(subject, &model)?;
+        // The baselines read the store as it is, not through recall.
+        let vectors = brain.with_store(|s| Ok(s.vectors(subject, &model)?))?;
         let at = by_time.last().map(|x| x.0).unwrap_or_default() + Duration::days(1);
         for qa in &c.qa {
             done += 1;
@@ -318,14 +309,12 @@ pub fn run(
                 cell.0 += r;
                 cell.1 += 1;
             };
-            let bm25: Vec<i64> = match fts5_query(&distinctive_terms(&qa.question)) {
-                Some(expr) => store
-                    .fts_hits(subject, &expr, 5_000)?
-                    .into_iter()
-                    .map(|(id, _)| id)
-                    .collect(),
-                None => Vec::new(),
-            };
+            let terms = distinctive_terms(&qa.question);
+            let bm25: Vec<i64> = brain
+                .with_store(|s| Ok(s.term_hits(subject, &terms, 5_000)?))?
+                .into_iter()
+                .map(|(id, _)| id)
+                .collect();
             let qvec = recaller.embed_question(&qa.question)?;
             let vector: Vec<i64> = match &qvec {
                 Some(q) => {
@@ -351,7 +340,7 @@ pub fn run(
                     design,
                     ..BlockRequest::new(qa.question.clone(), at, chrono_tz::UTC, budget)
                 };
-                let block = build(store, recaller, subject, &req)?;
+                let block = brain.build_block(subject, &req)?;
                 let ids: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
                 record(design.as_str(), score(&ids));
             }

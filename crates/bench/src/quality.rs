@@ -8,12 +8,11 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use tm_brain::block::{BlockRequest, build};
-use tm_brain::recall::Recaller;
+use tm_brain::Brain;
+use tm_brain::block::BlockRequest;
 use tm_model::block::{Design, HostSections, assemble_prompt};
 use tm_model::recall::collapse_key;
-use tm_model::subject::SubjectKey;
-use tm_store::{Store, Subject};
+use tm_model::subject::Subject;
 
 use crate::chat::Chat;
 use crate::grade::{Graded, Level, Recalled, grade};
@@ -64,35 +63,17 @@ pub struct Report {
     pub seconds: f64,
 }
 
-/// Imports each history file into the store and embeds its episodes and
-/// passages; returns the subjects in file order.
+/// Imports each history file through the brain (recorded and indexed in
+/// one transaction each); returns the subjects in file order.
 pub fn import(
-    store: &mut Store,
-    recaller: &Recaller,
+    brain: &Brain,
     files: &[PathBuf],
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Subject>> {
-    let extractor = tm_ingest::extract::OfflineExtractor::default();
-    let similarity =
-        (!recaller.embedder().name().starts_with("hash")).then(|| tm_brain::import::Similarity {
-            embedder: recaller.embedder(),
-            threshold: 0.86,
-        });
     let mut out = Vec::with_capacity(files.len());
     for (i, f) in files.iter().enumerate() {
-        let report = tm_brain::import::import_file_with(
-            store,
-            f,
-            &extractor,
-            similarity.as_ref(),
-            &mut |_, _| {},
-        )?;
-        let key = SubjectKey::parse(&report.subject)
-            .map_err(|e| Error::Invalid(format!("{}: {e}", f.display())))?;
-        let subject = store.require_subject(&key)?;
-        recaller.embed_missing(store, &subject, &mut |_, _| {})?;
-        tm_brain::passages::embed_missing(store, recaller.embedder(), &subject, &mut |_| {})?;
-        out.push(subject);
+        let report = brain.import_file(f, &mut |_, _, _| {})?;
+        out.push(brain.subject(&report.subject)?);
         progress(i + 1, files.len());
     }
     Ok(out)
@@ -100,13 +81,13 @@ pub fn import(
 
 /// Pre-registers the questions of every history: from the history file and
 /// the concept map its files made on import, nothing else.
-pub fn register(store: &Store, files: &[PathBuf], seed: u64) -> Result<Vec<Question>> {
+pub fn register(brain: &Brain, files: &[PathBuf], seed: u64) -> Result<Vec<Question>> {
     let mut out = Vec::new();
     for (i, f) in files.iter().enumerate() {
         let bytes = std::fs::read(f).map_err(io_err(f))?;
         let history = tm_brain::history::parse(&f.display().to_string(), &bytes)?;
-        let subject = store.require_subject(&history.subject.key)?;
-        let map = tm_brain::map::load(store.latest_map(&subject)?.as_deref())?;
+        let subject = brain.subject(&history.subject.key.to_string())?;
+        let map = brain.map(&subject)?;
         out.extend(crate::questions::generate(
             &history,
             &map,
@@ -125,12 +106,12 @@ struct Groups {
 }
 
 impl Groups {
-    fn of(store: &Store, subject: &Subject) -> Result<Groups> {
+    fn of(brain: &Brain, subject: &Subject) -> Result<Groups> {
         let mut g = Groups {
             by_id: HashMap::new(),
             by_key: HashMap::new(),
         };
-        for e in store.episodes(subject, 1, usize::MAX)? {
+        for e in brain.episodes(subject, 1, usize::MAX)? {
             let topic = e.data.get("topic").and_then(|v| v.as_str());
             let verdict = e.data.get("verdict").and_then(|v| v.as_str());
             let key = collapse_key(e.kind.as_str(), &e.text, topic, verdict);
@@ -174,8 +155,7 @@ impl Groups {
 /// Runs every design on every question and grades the prompts (and the
 /// answers, with `chat`).
 pub fn run(
-    store: &Store,
-    recaller: &Recaller,
+    brain: &Brain,
     questions: &[Question],
     designs: &[Design],
     budget: usize,
@@ -188,38 +168,26 @@ pub fn run(
     let mut subjects: HashMap<String, Subject> = HashMap::new();
     for (i, q) in questions.iter().enumerate() {
         if !subjects.contains_key(&q.subject) {
-            let key = SubjectKey::parse(&q.subject)
+            let s = brain
+                .subject(&q.subject)
                 .map_err(|e| Error::Invalid(format!("question {}: {e}", q.id)))?;
-            let s = store.require_subject(&key)?;
-            groups.insert(q.subject.clone(), Groups::of(store, &s)?);
+            groups.insert(q.subject.clone(), Groups::of(brain, &s)?);
             subjects.insert(q.subject.clone(), s);
         }
         let (Some(subject), Some(group)) = (subjects.get(&q.subject), groups.get(&q.subject))
         else {
             continue;
         };
-        let tz: chrono_tz::Tz = subject
-            .timezone
-            .as_deref()
-            .and_then(|t| t.parse().ok())
-            .unwrap_or(chrono_tz::UTC);
+        let tz = subject.tz();
         // The same passages for every design.
-        let qvec = recaller.embed_question(&q.question)?;
-        let passages = tm_brain::passages::passages_with_vector(
-            store,
-            recaller.embedder().name(),
-            subject,
-            &q.question,
-            qvec.as_deref(),
-            PASSAGES,
-        )?;
+        let passages = brain.passages(subject, &q.question, PASSAGES)?;
         let material = tm_brain::passages::render(&passages);
         for &design in designs {
             let req = BlockRequest {
                 design,
                 ..BlockRequest::new(q.question.clone(), q.at, tz, budget)
             };
-            let block = build(store, recaller, subject, &req)?;
+            let block = brain.build_block(subject, &req)?;
             let prompt = assemble_prompt(HostSections {
                 system: SYSTEM.to_string(),
                 memory_slot: Some(block.block.clone()),
@@ -299,7 +267,7 @@ pub fn run(
         .collect::<std::collections::BTreeSet<_>>()
         .len();
     Ok(Report {
-        embedder: recaller.embedder().name().to_string(),
+        embedder: brain.embedder_name()?,
         budget,
         histories: subjects_n,
         questions: questions.len(),

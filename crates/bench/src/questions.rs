@@ -27,8 +27,9 @@ use serde::{Deserialize, Serialize};
 use crate::rng::Rng;
 use crate::templates::{LANGS, Templates, fill};
 use crate::{Error, Result};
-use tm_brain::history::{EventBody, FileSource, History};
+use tm_brain::history::History;
 use tm_model::episodes::Verdict;
+use tm_model::events::{EventBody, FileSource};
 use tm_model::lang::canonical_key;
 use tm_model::map::ConceptMap;
 
@@ -122,6 +123,7 @@ pub fn generate(history: &History, map: &ConceptMap, seed: u64) -> Result<Vec<Qu
                 let text = match source {
                     FileSource::Content(c) => c.clone(),
                     FileSource::Pages(p) => p.join("\n"),
+                    FileSource::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
                     FileSource::Path(_) => String::new(),
                 };
                 current.retain(|(n, _)| n != name);

@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use tm_bench::generate::{DEFAULT_COUNT, DEFAULT_SEED, generate};
 use tm_bench::questions::{self, Question};
 use tm_bench::subjects::shipped;
-use tm_brain::history::{EventBody, History, parse};
+use tm_brain::history::{History, parse};
+use tm_model::events::EventBody;
 use tm_model::map::ConceptMap;
 
 #[test]

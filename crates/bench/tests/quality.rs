@@ -3,9 +3,7 @@
 
 use std::sync::Arc;
 use tm_bench::quality::{self, overall};
-use tm_brain::recall::Recaller;
 use tm_model::block::Design;
-use tm_store::Store;
 
 fn run_over(
     sources: &[tm_bench::subjects::SubjectSource],
@@ -15,24 +13,18 @@ fn run_over(
     let dir = tempfile::tempdir().unwrap();
     let hs = tm_bench::generate::generate(sources, count, seed).unwrap();
     let files = tm_bench::generate::write_all(&hs, &dir.path().join("h")).unwrap();
-    let recaller = Recaller::new(Arc::new(tm_embed::HashEmbedder::new()));
-    let mut store = Store::open(dir.path().join("q.db")).unwrap();
-    quality::import(&mut store, &recaller, &files, &mut |_, _| {}).unwrap();
+    let brain = tm_bench::programs::brain(
+        &dir.path().join("q.db"),
+        Arc::new(tm_embed::HashEmbedder::new()),
+    )
+    .unwrap();
+    quality::import(&brain, &files, &mut |_, _| {}).unwrap();
     // Pre-registered: written, then read back, before any design runs.
     let qpath = dir.path().join("questions.jsonl");
-    tm_bench::questions::write(&quality::register(&store, &files, seed).unwrap(), &qpath).unwrap();
+    tm_bench::questions::write(&quality::register(&brain, &files, seed).unwrap(), &qpath).unwrap();
     let questions = tm_bench::questions::read(&qpath).unwrap();
     assert!(!questions.is_empty());
-    quality::run(
-        &store,
-        &recaller,
-        &questions,
-        &Design::ALL,
-        1200,
-        None,
-        &mut |_, _| {},
-    )
-    .unwrap()
+    quality::run(&brain, &questions, &Design::ALL, 1200, None, &mut |_, _| {}).unwrap()
 }
 
 #[test]

@@ -7,15 +7,19 @@ use serde::Serialize;
 use tm_model::beliefs::{
     CheckCounts, RecordedCheck, Routing, concept_names, honest_sentence, rederive as replay, retire,
 };
+use tm_model::episodes::Episode;
 use tm_model::episodes::{Kind, Verdict};
 use tm_model::map::ConceptMap;
-use tm_store::{Episode, Store, Subject};
+use tm_model::subject::Subject;
+use tm_store::{Reader, Store, StoreExt};
 
 /// Every check of the subject, in time order, as the rules read it.
-pub fn recorded_checks(store: &Store, subject: &Subject) -> Result<Vec<RecordedCheck>> {
-    Ok(recorded_checks_in(
-        &store.episodes_of_kind(subject, Kind::Check)?,
-    ))
+pub fn recorded_checks(store: &dyn Reader, subject: &Subject) -> Result<Vec<RecordedCheck>> {
+    Ok(recorded_checks_in(&store.episodes_of_kind(
+        subject,
+        Kind::Check,
+        DateTime::<Utc>::MAX_UTC,
+    )?))
 }
 
 /// A check episode's verdict, if it records one.
@@ -67,7 +71,7 @@ pub struct Counts {
     pub sentence: Option<String>,
 }
 
-pub fn counts(store: &Store, subject: &Subject, map: &ConceptMap) -> Result<Counts> {
+pub fn counts(store: &dyn Reader, subject: &Subject, map: &ConceptMap) -> Result<Counts> {
     Ok(counts_of(&recorded_checks(store, subject)?, map))
 }
 
@@ -97,15 +101,18 @@ pub struct Rederived {
 /// Retires every current belief (a new "retired" row each; nothing deleted) and
 /// replays every recorded check in time order under today's rules and map.
 /// Touches no episode.
-pub fn rederive(store: &mut Store, subject: &Subject, at: DateTime<Utc>) -> Result<Rederived> {
-    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+pub fn rederive(store: &mut dyn Store, subject: &Subject, at: DateTime<Utc>) -> Result<Rederived> {
+    let map = crate::map::load(&*store, subject)?;
     let names = concept_names(&map);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     let checks = recorded_checks(store, subject)?;
     let facts: Vec<_> = checks.iter().map(|c| c.fact(&names)).collect();
     let rows = replay(&facts);
     store.write_with(|tx| {
-        let current = tx.current_beliefs(subject)?;
+        let mut current = tx.current_beliefs(subject)?;
+        // Retired in the order of what they are about, so the rows a
+        // re-derivation writes do not depend on confidences.
+        current.sort_by(|a, b| a.subject_key.cmp(&b.subject_key));
         for b in &current {
             tx.insert_belief(subject, &retire(b, at), b.id)?;
         }

@@ -2,21 +2,21 @@
 //! window, gathered from the stores and rendered inside a token budget, under
 //! a hard time cap. Nothing here calls a generative model.
 
+use crate::Result;
 use crate::recall::{RecallQuery, Recaller};
-use crate::{Error, Result};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
-use std::path::PathBuf;
-use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use tm_model::block::{
     BeliefLine, BlockInput, Design, EpisodeLine, MapSection, Mode, WINDOW_TURNS,
     is_record_question, render,
 };
-use tm_model::episodes::Kind;
-use tm_store::{Episode, FileVersion, Store, Subject};
+use tm_model::episodes::{Episode, Kind};
+use tm_model::files::FileVersion;
+use tm_model::nightly::VersionFacts;
+use tm_model::subject::Subject;
+use tm_store::Reader;
 
 /// Default token budget (o200k tokens).
 pub const DEFAULT_BUDGET: usize = 1_200;
@@ -35,10 +35,14 @@ pub fn recall_limit(budget: usize) -> usize {
     (budget / MIN_LINE_TOKENS).max(RECALL_LIMIT)
 }
 
-/// The block as FORMATS "Block as JSON" describes it.
+/// The block as FORMATS "Block as JSON" describes it: the one type the CLI,
+/// the HTTP API and the benchmark print.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Block {
     pub block: String,
+    /// `record` or `ordinary`.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub mode: &'static str,
     pub tokens: usize,
     pub elapsed_ms: f64,
@@ -49,6 +53,7 @@ pub struct Block {
 }
 
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BlockWindow {
     pub from: DateTime<Utc>,
     pub to: DateTime<Utc>,
@@ -57,13 +62,17 @@ pub struct BlockWindow {
 
 /// A memory that reached the block.
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RecalledRef {
     pub id: i64,
     pub external_id: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub kind: &'static str,
     pub at: DateTime<Utc>,
     pub count: usize,
-    /// holds | changed | unverifiable (SPEC §8), looked up from the file versions.
+    /// holds | changed | unverifiable | unchecked (SPEC §8), looked up from
+    /// the file versions.
+    #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub citation: &'static str,
 }
 
@@ -91,26 +100,21 @@ impl BlockRequest {
     }
 }
 
-/// Whether an episode's cited files still hold: `unverifiable` when it cites
-/// none, `changed` when any cited version was replaced or removed.
-pub fn citation(e: &Episode, versions: &[FileVersion]) -> &'static str {
-    if e.evidence.is_empty() {
-        return "unverifiable";
-    }
-    let changed = e.evidence.iter().any(|ev| {
-        versions
-            .iter()
-            .find(|v| v.id == ev.version)
-            .is_none_or(|v| {
-                v.replaced_at.is_some() || v.removed_at.is_some() || v.sha256 != ev.sha256
-            })
-    });
-    if changed { "changed" } else { "holds" }
+/// Whether an episode's cited files still hold, by the one citation rule
+/// (`tm_model::nightly::verify`, the night's): `unverifiable` when it cites
+/// none, `changed` when a cited version was replaced or removed.
+pub fn citation(e: &Episode, versions: &[VersionFacts]) -> &'static str {
+    tm_model::nightly::verify(&e.evidence, versions).status()
+}
+
+/// The file versions as they stand now, for [`citation`].
+fn now(versions: &[FileVersion]) -> Vec<VersionFacts> {
+    VersionFacts::now(versions)
 }
 
 /// Builds the block on the calling thread (no time cap).
 pub fn build(
-    store: &Store,
+    store: &dyn Reader,
     recaller: &Recaller,
     subject: &Subject,
     req: &BlockRequest,
@@ -160,7 +164,7 @@ pub fn build(
             })
             .collect()
     };
-    let versions = store.file_versions(subject)?;
+    let versions = now(&store.file_versions(subject)?);
     let mut citations = std::collections::HashMap::new();
     // The record branch without a window: the newest missed check of each
     // concept goes first (a miss matters more than a pass; "what have I got
@@ -203,7 +207,7 @@ pub fn build(
         })
         .collect();
     let map = if full {
-        crate::map::load(store.latest_map(subject)?.as_deref())?
+        crate::map::load(store, subject)?
     } else {
         tm_model::map::ConceptMap::default()
     };
@@ -270,46 +274,17 @@ pub fn build(
     })
 }
 
-/// Builds the block off the caller's thread, on its own connection to the
-/// database file, and waits at most `cap`. Past the cap the caller gets
-/// `dropped: true` at once and the build is abandoned, never awaited.
-pub fn build_with_cap(
-    db: PathBuf,
-    recaller: Arc<Recaller>,
-    subject: Subject,
-    req: BlockRequest,
-    cap: Duration,
-) -> Result<Block> {
-    let started = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        let result = Store::open(&db)
-            .map_err(Error::from)
-            .and_then(|store| build(&store, &recaller, &subject, &req));
-        // The receiver may be gone (the cap passed): nothing is waiting then.
-        let _ = tx.send(result);
-    });
-    match rx.recv_timeout(cap) {
-        Ok(result) => result.map(|mut b| {
-            b.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-            b
-        }),
-        Err(_) => Ok(empty_block(started, true)),
-    }
-}
-
 /// Most missed checks the record branch puts first.
 pub const MISSED_CHECKS: usize = 8;
 
 /// The newest missed check of each concept (routed checks only), newest
 /// first, at most [`MISSED_CHECKS`], none after `at`.
-fn missed_checks(store: &Store, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<Episode>> {
+fn missed_checks(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<Episode>> {
     let mut seen = std::collections::HashSet::new();
     let mut out: Vec<Episode> = store
-        .episodes_of_kind(subject, Kind::Check)?
+        .episodes_of_kind(subject, Kind::Check, at)?
         .into_iter()
         .rev()
-        .filter(|e| e.at <= at)
         .filter(|e| e.data.get("verdict").and_then(|v| v.as_str()) == Some("wrong"))
         .filter(|e| {
             e.concepts
@@ -350,7 +325,7 @@ fn focused_map(map: &tm_model::map::ConceptMap, question: &str) -> MapSection {
 }
 
 /// An empty slot: the plain design's, or a build dropped at the cap.
-fn empty_block(started: Instant, dropped: bool) -> Block {
+pub(crate) fn empty_block(started: Instant, dropped: bool) -> Block {
     Block {
         block: String::new(),
         mode: Mode::Ordinary.as_str(),
@@ -365,7 +340,7 @@ fn empty_block(started: Instant, dropped: bool) -> Block {
 /// The window design: the last [`WINDOW_TURNS`] turns (learner and tutor
 /// messages, checks) before the turn, unranked; the budget keeps the newest.
 fn window_block(
-    store: &Store,
+    store: &dyn Reader,
     subject: &Subject,
     req: &BlockRequest,
     started: Instant,
@@ -389,7 +364,7 @@ fn window_block(
         .collect();
     let mut episodes = store.episodes_by_ids(&turns)?;
     episodes.sort_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
-    let versions = store.file_versions(subject)?;
+    let versions = now(&store.file_versions(subject)?);
     let lines: Vec<EpisodeLine> = episodes
         .iter()
         .map(|e| EpisodeLine {

@@ -1,52 +1,151 @@
-//! The brain as one shareable value: what a face (the CLI, the HTTP server)
-//! holds to ask for a turn's block and to record what the tutor answered.
+//! The brain as one value: what every face (the CLI, the HTTP server, the
+//! MCP face, the benchmark, the demo) holds and asks. No face opens a store,
+//! indexes, or assembles a turn by itself.
 //!
-//! [`Brain`] owns the database path, one [`Recaller`] (with its caches of
-//! vectors and derived facts, shared by every turn) and one connection for
-//! short lookups and writes. A block is built on its own connection, off the
-//! caller's thread, under the hard cap ([`crate::block::build_with_cap`]).
-//! `Brain` is `Send + Sync`: a server shares it in an `Arc`. Other modules add
-//! their own `impl Brain` blocks.
+//! [`Brain`] owns the storage engine and a pool of its connections, the
+//! recaller (the embedder, what its cosines mean, and the caches of vectors
+//! and derived facts every turn shares), the concept extractor, and the one
+//! time-cap mechanism: a block is built on a worker thread with a pooled
+//! connection and, past the cap, comes back `dropped` at once while the
+//! build finishes unawaited. `Brain` is `Send + Sync`: a server shares it in
+//! an `Arc`; every method is blocking (an async face runs it on its blocking
+//! pool). Other modules add their own `impl Brain` blocks (`turn` does).
 
-use crate::block::{Block, BlockRequest, DEFAULT_BUDGET, DEFAULT_CAP, build_with_cap};
-use crate::recall::Recaller;
-use crate::{Error, Result};
+use crate::beliefs::{Counts, Rederived};
+use crate::block::{Block, BlockRequest, DEFAULT_BUDGET, DEFAULT_CAP, empty_block};
+use crate::grounding::Answered;
+use crate::nightly::{NightlyOptions, NightlyReport};
+use crate::recall::{RecallQuery, RecallResult, Recaller};
+use crate::record::{Indexing, Recorded, Target};
+use crate::{Error, Result, poisoned};
 use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use serde::Serialize;
+use std::path::Path;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
 use tm_embed::Embedder;
-use tm_model::subject::SubjectKey;
-use tm_store::{Store, Subject};
+use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
+use tm_model::beliefs::BeliefRow;
+use tm_model::episodes::{ChainReport, Checkpoint, Episode};
+use tm_model::events::Event;
+use tm_model::files::FileVersion;
+use tm_model::grounding::{Grounding, Passage};
+use tm_model::map::ConceptMap;
+use tm_model::nightly::Report;
+use tm_model::subject::{Subject, SubjectKey};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner};
+use tm_store::{Engine, Reader, Store, StoreExt};
 
-/// One database, one embedder, the turn's defaults.
+/// The smallest token budget a block may be asked for.
+pub const MIN_BUDGET: usize = 50;
+/// The largest token budget a block may be asked for.
+pub const MAX_BUDGET: usize = 32_000;
+
+/// Where the brain's embedder comes from.
+pub enum EmbedderSource {
+    /// Already made.
+    Ready(Arc<dyn Embedder>),
+    /// Made on first use, so work that never embeds (verifying a chain,
+    /// listing keys) never loads a model. The closure may print a warning
+    /// (a fallback is never silent); its error is the brain's.
+    Lazy(Box<dyn Fn() -> std::result::Result<Arc<dyn Embedder>, String> + Send + Sync>),
+}
+
+/// Open connections to the engine, reused across calls: opening one is far
+/// too slow to do per request.
+struct Pool {
+    engine: Arc<dyn Engine>,
+    idle: Mutex<Vec<Box<dyn Store>>>,
+    max_idle: usize,
+}
+
+impl Pool {
+    fn take(&self) -> Result<Box<dyn Store>> {
+        let taken = self.idle.lock().map_err(|_| poisoned("pool"))?.pop();
+        match taken {
+            Some(s) => Ok(s),
+            None => Ok(self.engine.connect()?),
+        }
+    }
+
+    fn give(&self, store: Box<dyn Store>) {
+        if let Ok(mut idle) = self.idle.lock()
+            && idle.len() < self.max_idle
+        {
+            idle.push(store);
+        }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut dyn Store) -> Result<T>) -> Result<T> {
+        let mut store = self.take()?;
+        let out = f(&mut *store);
+        self.give(store);
+        out
+    }
+}
+
+/// The one door into the memory.
 pub struct Brain {
-    db: PathBuf,
-    recaller: Arc<Recaller>,
-    /// For subject lookups and writes; a block build opens its own.
-    store: Mutex<Store>,
+    pool: Arc<Pool>,
+    source: EmbedderSource,
+    recaller: Mutex<Option<Arc<Recaller>>>,
+    extractor: Arc<dyn ConceptExtractor>,
     budget: usize,
     cap: Duration,
 }
 
-impl Brain {
-    /// Opens (creating if needed) the database and prepares recall with `embedder`.
-    /// Budget [`DEFAULT_BUDGET`] tokens, cap [`DEFAULT_CAP`].
-    pub fn open(db: PathBuf, embedder: Arc<dyn Embedder>) -> Result<Brain> {
-        Brain::with_recaller(db, Arc::new(Recaller::new(embedder)))
-    }
+/// What a subject's beliefs are, with honest check counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct Beliefs {
+    pub current: Vec<BeliefRow>,
+    pub checks: Counts,
+}
 
-    /// [`Brain::open`] with a recaller already made (to share its caches).
-    pub fn with_recaller(db: PathBuf, recaller: Arc<Recaller>) -> Result<Brain> {
-        let store = Store::open(&db)?;
-        Ok(Brain {
-            db,
-            recaller,
-            store: Mutex::new(store),
+/// What teaching the tutor did.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Taught {
+    /// Episodes appended (0 when the same message was recorded before).
+    pub appended: usize,
+    /// The taught episode's seq.
+    pub seq: u64,
+    /// The language whose cue was found.
+    pub lang: String,
+    pub cue: String,
+    /// Concepts of the map the message names.
+    pub concepts: Vec<String>,
+}
+
+impl Brain {
+    /// A brain over `engine`, embedding with `embedder`. Budget
+    /// [`DEFAULT_BUDGET`] tokens, cap [`DEFAULT_CAP`], the offline extractor,
+    /// up to 32 idle connections.
+    pub fn new(engine: Arc<dyn Engine>, embedder: EmbedderSource) -> Brain {
+        Brain {
+            pool: Arc::new(Pool {
+                engine,
+                idle: Mutex::new(Vec::new()),
+                max_idle: 32,
+            }),
+            source: embedder,
+            recaller: Mutex::new(None),
+            extractor: Arc::new(OfflineExtractor::default()),
             budget: DEFAULT_BUDGET,
             cap: DEFAULT_CAP,
-        })
+        }
+    }
+
+    /// A brain over the store at `location` (a SQLite file path) with a ready embedder.
+    pub fn open(location: &str, embedder: Arc<dyn Embedder>) -> Result<Brain> {
+        Ok(Brain::new(
+            tm_store::open(location)?,
+            EmbedderSource::Ready(embedder),
+        ))
+    }
+
+    /// How files become concepts (default: the offline extractor).
+    pub fn set_extractor(&mut self, extractor: Arc<dyn ConceptExtractor>) {
+        self.extractor = extractor;
     }
 
     /// The token budget used when a turn names none.
@@ -67,75 +166,471 @@ impl Brain {
         self.cap
     }
 
-    pub fn db(&self) -> &Path {
-        &self.db
+    /// Where the data lives.
+    pub fn location(&self) -> &str {
+        self.pool.engine.location()
     }
 
-    pub fn recaller(&self) -> &Arc<Recaller> {
-        &self.recaller
+    /// The recaller, making the embedder on first use.
+    pub fn recaller(&self) -> Result<Arc<Recaller>> {
+        let mut slot = self.recaller.lock().map_err(|_| poisoned("recaller"))?;
+        if let Some(r) = &*slot {
+            return Ok(r.clone());
+        }
+        let embedder = match &self.source {
+            EmbedderSource::Ready(e) => e.clone(),
+            EmbedderSource::Lazy(make) => make().map_err(Error::Embed)?,
+        };
+        let r = Arc::new(Recaller::new(embedder));
+        *slot = Some(r.clone());
+        Ok(r)
     }
 
-    /// The brain's own connection, held for the duration of the guard.
-    /// Keep it short: every lookup and write of the brain waits for it, and
-    /// calling another `Brain` method while holding it deadlocks (the lock
-    /// is not re-entrant): look the subject up first.
-    pub fn store(&self) -> Result<MutexGuard<'_, Store>> {
-        self.store
-            .lock()
-            .map_err(|_| Error::Invalid("the brain's store lock is poisoned".into()))
+    /// The embedder's name (making it on first use).
+    pub fn embedder_name(&self) -> Result<String> {
+        Ok(self.recaller()?.embedder().name().to_string())
     }
+
+    /// Runs `f` on a pooled connection (blocking). Faces use the methods
+    /// below; this is for the brain's own parts and for benchmarks that
+    /// measure the store itself.
+    pub fn with_store<T>(&self, f: impl FnOnce(&mut dyn Store) -> Result<T>) -> Result<T> {
+        self.pool.with(f)
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&dyn Reader) -> Result<T>) -> Result<T> {
+        self.pool.with(|s| f(&*s))
+    }
+
+    /// Runs `f` with the indexing parts (embedder, extractor) and a connection.
+    fn indexing<T>(&self, f: impl FnOnce(&mut dyn Store, &Indexing<'_>) -> Result<T>) -> Result<T> {
+        let recaller = self.recaller()?;
+        let ix = Indexing {
+            embedder: recaller.embedder(),
+            extractor: &*self.extractor,
+        };
+        self.pool.with(|s| f(s, &ix))
+    }
+
+    // ------------------------------------------------------------ subjects
 
     /// The subject named `learner/subject`: [`Error::BadKey`] when the name
     /// is not a key, [`Error::NotFound`] when no such subject is stored.
     pub fn subject(&self, key: &str) -> Result<Subject> {
         let parsed = SubjectKey::parse(key).map_err(|e| Error::BadKey(format!("{key:?}: {e}")))?;
-        self.store()?
-            .subject(&parsed)?
-            .ok_or_else(|| Error::NotFound(format!("no subject {parsed}")))
+        self.read(|r| {
+            r.subject(&parsed)?
+                .ok_or_else(|| Error::NotFound(format!("no subject {parsed}")))
+        })
     }
 
-    /// The learner's time zone: the subject's, else UTC.
-    pub fn time_zone(subject: &Subject) -> Result<Tz> {
-        match subject.timezone.as_deref() {
-            None => Ok(chrono_tz::UTC),
-            Some(name) => name.parse::<Tz>().map_err(|_| {
-                Error::Invalid(format!(
-                    "subject {} has time zone {name:?}, which is not an IANA name",
-                    subject.key
-                ))
+    /// Every subject, by key.
+    pub fn subjects(&self) -> Result<Vec<Subject>> {
+        self.read(|r| Ok(r.subjects()?))
+    }
+
+    /// The subject, when it exists and its learner is the tenant's;
+    /// [`Error::NotFound`] otherwise: another tenant's subject is
+    /// indistinguishable from a missing one.
+    pub fn tenant_subject(&self, tenant_id: i64, key: &str) -> Result<Subject> {
+        let missing = || Error::NotFound(format!("no subject {key}"));
+        let parsed = SubjectKey::parse(key).map_err(|_| missing())?;
+        self.read(|r| {
+            let s = r.subject(&parsed)?.ok_or_else(missing)?;
+            if r.subject_tenant(&s)? != Some(tenant_id) {
+                return Err(missing());
+            }
+            Ok(s)
+        })
+    }
+
+    /// The tenant's subjects, by key.
+    pub fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
+        self.read(|r| Ok(r.tenant_subjects(tenant_id)?))
+    }
+
+    /// Creates a subject (and its learner) for a tenant; an existing subject
+    /// of the tenant's is returned as it is (`false`: not created). A learner
+    /// slug another tenant (or the CLI) owns is [`Error::LearnerTaken`].
+    pub fn create_subject(
+        &self,
+        tenant_id: i64,
+        key: &SubjectKey,
+        title: &str,
+        language: Option<&str>,
+        timezone: Option<chrono_tz::Tz>,
+        at: DateTime<Utc>,
+    ) -> Result<(Subject, bool)> {
+        self.pool.with(|store| {
+            let existed = store.subject(key)?.is_some();
+            store.write_with(|tx| {
+                if tx.claim_learner(&key.learner, tenant_id, at)? == Claim::Taken {
+                    return Err(Error::LearnerTaken(format!(
+                        "the learner slug {:?} is not available to this key",
+                        key.learner
+                    )));
+                }
+                let s = tx.ensure_subject(key, title, language, at)?;
+                match timezone {
+                    Some(tz) if !existed => {
+                        tx.set_timezone(&s, tz)?;
+                        Ok((
+                            Subject {
+                                timezone: Some(tz),
+                                ..s
+                            },
+                            true,
+                        ))
+                    }
+                    _ => Ok((s, !existed)),
+                }
+            })
+        })
+    }
+
+    // ------------------------------------------------------------ writes
+
+    /// Imports a history file (FORMATS v1) in one transaction.
+    pub fn import_file(
+        &self,
+        path: &Path,
+        progress: &mut dyn FnMut(&'static str, usize, usize),
+    ) -> Result<Recorded> {
+        self.indexing(|s, ix| crate::import::import_file(s, ix, path, progress))
+    }
+
+    /// Imports a history given as bytes; `base` resolves its files' paths.
+    pub fn import_bytes(
+        &self,
+        source: &str,
+        bytes: &[u8],
+        base: Option<&Path>,
+        progress: &mut dyn FnMut(&'static str, usize, usize),
+    ) -> Result<Recorded> {
+        self.indexing(|s, ix| crate::import::import_bytes(s, ix, source, bytes, base, progress))
+    }
+
+    /// Records events for a subject in one transaction: appended, routed,
+    /// believed, mapped and indexed. Errors name the event (1-based).
+    pub fn record(&self, subject: &Subject, events: &[Event]) -> Result<Recorded> {
+        self.indexing(|s, ix| {
+            crate::record::record(
+                s,
+                ix,
+                Target::Subject(subject),
+                events,
+                None,
+                None,
+                &mut |_, _, _| {},
+            )
+        })
+    }
+
+    /// Records a learner message that teaches ("remember that …"); a message
+    /// without an explicit cue is [`Error::NotTeaching`] and writes nothing.
+    pub fn teach(
+        &self,
+        subject: &Subject,
+        text: &str,
+        at: DateTime<Utc>,
+        id: Option<String>,
+    ) -> Result<Taught> {
+        let Some(cue) = tm_model::teaching::teaching(text) else {
+            return Err(Error::NotTeaching(
+                "this message does not teach: only an explicit cue such as \"remember that …\" or \"treat X as …\" does (questions never teach)".into(),
+            ));
+        };
+        let event = Event::new(
+            at,
+            tm_model::events::EventBody::Learner {
+                text: text.to_string(),
+            },
+        )
+        .with_id(id);
+        let recorded = self.record(subject, &[event])?;
+        let map = self.map(subject)?;
+        Ok(Taught {
+            appended: recorded.appended,
+            seq: recorded.episodes.first().map_or(0, |e| e.seq),
+            lang: cue.lang.to_string(),
+            cue: cue.cue.to_string(),
+            concepts: crate::map::named_in(&map, text),
+        })
+    }
+
+    /// Records a tutor answer with the memories recalled for it and its
+    /// grounding (SPEC §7), in one transaction.
+    pub fn answer(
+        &self,
+        subject: &Subject,
+        text: &str,
+        at: DateTime<Utc>,
+        recalled: &[i64],
+        passages: &[Passage],
+    ) -> Result<Answered> {
+        self.indexing(|s, ix| {
+            crate::grounding::answer(s, ix, subject, text, at, recalled, passages)
+        })
+    }
+
+    /// Saves on an answer already recorded the memories recalled for it.
+    pub fn record_answer(
+        &self,
+        subject: &Subject,
+        answer_id: i64,
+        recalled: &[i64],
+        at: DateTime<Utc>,
+    ) -> Result<()> {
+        self.pool
+            .with(|s| crate::grounding::record_answer(s, subject, answer_id, recalled, at))
+    }
+
+    /// Grounds an answer already recorded and saves the stance on it.
+    pub fn grounding(
+        &self,
+        subject: &Subject,
+        answer_id: i64,
+        answer_text: &str,
+        passages: &[Passage],
+        recalled: &[i64],
+        at: DateTime<Utc>,
+    ) -> Result<Grounding> {
+        self.pool.with(|s| {
+            crate::grounding::grounding(s, subject, answer_id, answer_text, passages, recalled, at)
+        })
+    }
+
+    /// Grounds an answer without saving anything.
+    pub fn trace(
+        &self,
+        subject: &Subject,
+        answer_text: &str,
+        passages: &[Passage],
+        recalled: &[i64],
+        at: DateTime<Utc>,
+    ) -> Result<Grounding> {
+        self.read(|r| crate::grounding::trace(r, subject, answer_text, passages, recalled, at))
+    }
+
+    /// Retires every current belief and replays the recorded checks.
+    pub fn rederive(&self, subject: &Subject, at: DateTime<Utc>) -> Result<Rederived> {
+        self.pool.with(|s| crate::beliefs::rederive(s, subject, at))
+    }
+
+    /// Embeds every episode and current passage of the subject that has no
+    /// vector from this brain's embedder (a store made with another one);
+    /// returns how many episodes.
+    pub fn reembed(
+        &self,
+        subject: &Subject,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<usize> {
+        let recaller = self.recaller()?;
+        self.pool.with(|s| {
+            let n = recaller.embed_missing(s, subject, progress)?;
+            crate::passages::embed_missing(s, recaller.embedder(), subject, &mut |_| {})?;
+            Ok(n)
+        })
+    }
+
+    /// Runs the nightly loop for the night(s) ending at `at`.
+    pub fn nightly(
+        &self,
+        at: DateTime<Utc>,
+        opts: &NightlyOptions,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<NightlyReport> {
+        self.pool
+            .with(|s| crate::nightly::run_with_progress(s, at, opts, progress))
+    }
+
+    // ------------------------------------------------------------ reads
+
+    /// The memory block for one turn, built under the brain's cap: past it
+    /// the block comes back `dropped` at once, and the build finishes on its
+    /// own thread unawaited (its connection then returns to the pool).
+    pub fn block(&self, subject: &Subject, req: BlockRequest) -> Result<Block> {
+        let started = Instant::now();
+        if !(MIN_BUDGET..=MAX_BUDGET).contains(&req.budget) {
+            return Err(Error::Invalid(format!(
+                "the budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens"
+            )));
+        }
+        if req.question.chars().count() > tm_model::events::MAX_TEXT_CHARS {
+            return Err(Error::Invalid("the question is too long".into()));
+        }
+        let recaller = self.recaller()?;
+        let pool = self.pool.clone();
+        let subject = subject.clone();
+        let (tx, rx) = mpsc::channel();
+        std::thread::Builder::new()
+            .name("block".into())
+            .spawn(move || {
+                let result = pool.with(|s| crate::block::build(&*s, &recaller, &subject, &req));
+                // The receiver may be gone (the cap passed): nothing waits then.
+                let _ = tx.send(result);
+            })
+            .map_err(|e| Error::Internal(format!("cannot start a block worker: {e}")))?;
+        match rx.recv_timeout(self.cap) {
+            Ok(result) => result.map(|mut b| {
+                b.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
+                b
             }),
+            Err(mpsc::RecvTimeoutError::Timeout) => Ok(empty_block(started, true)),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Internal(
+                "the block worker stopped without an answer".into(),
+            )),
         }
     }
 
-    /// The memory block for one turn of `subject` ("learner/subject") at
-    /// `at`, within `budget` tokens (default: the brain's), built under the
-    /// brain's cap. Past the cap the block comes back `dropped` at once.
-    pub fn block(
+    /// A block request for the full design in the subject's time zone.
+    pub fn block_request(
         &self,
-        subject: &str,
+        subject: &Subject,
         question: &str,
         at: DateTime<Utc>,
         budget: Option<usize>,
-    ) -> Result<Block> {
-        let subject = self.subject(subject)?;
-        let tz = Brain::time_zone(&subject)?;
-        let req = BlockRequest::new(question, at, tz, budget.unwrap_or(self.budget));
-        build_with_cap(
-            self.db.clone(),
-            self.recaller.clone(),
-            subject,
-            req,
-            self.cap,
-        )
+    ) -> BlockRequest {
+        BlockRequest::new(question, at, subject.tz(), budget.unwrap_or(self.budget))
     }
 
-    /// Embeds the subject's episodes that have no vector from this brain's
-    /// embedder yet (after recording new ones); returns how many.
-    pub fn embed_missing(&self, subject: &str) -> Result<usize> {
-        let subject = self.subject(subject)?;
-        let mut store = self.store()?;
-        self.recaller
-            .embed_missing(&mut store, &subject, &mut |_, _| {})
+    /// The block built on the calling thread, without the cap (benchmarks
+    /// time the build itself).
+    pub fn build_block(&self, subject: &Subject, req: &BlockRequest) -> Result<Block> {
+        let recaller = self.recaller()?;
+        self.read(|r| crate::block::build(r, &recaller, subject, req))
+    }
+
+    /// Ranked recall with every signal, for a person to see why.
+    pub fn recall(&self, subject: &Subject, q: &RecallQuery<'_>) -> Result<RecallResult> {
+        let recaller = self.recaller()?;
+        self.read(|r| recaller.recall(r, subject, q))
+    }
+
+    /// The `k` passages of the subject's current files that best answer `question`.
+    pub fn passages(&self, subject: &Subject, question: &str, k: usize) -> Result<Vec<Passage>> {
+        let recaller = self.recaller()?;
+        self.read(|r| crate::passages::passages(r, recaller.embedder(), subject, question, k))
+    }
+
+    /// The subject's concept map (empty before the first file).
+    pub fn map(&self, subject: &Subject) -> Result<ConceptMap> {
+        self.read(|r| crate::map::load(r, subject))
+    }
+
+    /// What the tutor currently believes, and how the checks route honestly.
+    pub fn beliefs(&self, subject: &Subject) -> Result<Beliefs> {
+        self.read(|r| {
+            let map = crate::map::load(r, subject)?;
+            Ok(Beliefs {
+                checks: crate::beliefs::counts(r, subject, &map)?,
+                current: r.current_beliefs(subject)?,
+            })
+        })
+    }
+
+    /// Every row ever written about a concept or topic (any spelling), oldest first.
+    pub fn belief_history(&self, subject: &Subject, about: &str) -> Result<Vec<BeliefRow>> {
+        let key = tm_model::lang::canonical_key(about);
+        self.read(|r| Ok(r.belief_history(subject, &key)?))
+    }
+
+    /// The subject report as of `at`.
+    pub fn report(&self, subject: &Subject, at: DateTime<Utc>) -> Result<Report> {
+        self.read(|r| crate::report::build(r, subject, at))
+    }
+
+    /// The episode log in chain order, `from_seq` on, at most `limit`.
+    pub fn episodes(&self, subject: &Subject, from_seq: u64, limit: usize) -> Result<Vec<Episode>> {
+        self.read(|r| Ok(r.episodes(subject, from_seq, limit)?))
+    }
+
+    /// How many episodes the subject's chain holds.
+    pub fn episode_count(&self, subject: &Subject) -> Result<u64> {
+        self.read(|r| Ok(r.episode_count(subject)?))
+    }
+
+    /// The episodes with these ids, of any subject.
+    pub fn episodes_by_ids(&self, ids: &[i64]) -> Result<Vec<Episode>> {
+        self.read(|r| Ok(r.episodes_by_ids(ids)?))
+    }
+
+    /// The subject's episodes among these ids, ascending id (ids of other
+    /// subjects, or of no episode, are left out).
+    pub fn subject_episodes(&self, subject: &Subject, ids: &[i64]) -> Result<Vec<Episode>> {
+        self.read(|r| Ok(r.subject_episodes_by_ids(subject, ids)?))
+    }
+
+    /// The subject's episode with this external id.
+    pub fn episode_by_external_id(&self, subject: &Subject, id: &str) -> Result<Option<Episode>> {
+        self.read(|r| Ok(r.episode_by_external_id(subject, id)?))
+    }
+
+    /// Every version of every file of the subject.
+    pub fn file_versions(&self, subject: &Subject) -> Result<Vec<FileVersion>> {
+        self.read(|r| Ok(r.file_versions(subject)?))
+    }
+
+    /// Recomputes the subject's chain (and, with a checkpoint, whether it
+    /// still reaches it unchanged).
+    pub fn verify(
+        &self,
+        subject: &Subject,
+        checkpoint: Option<&Checkpoint>,
+    ) -> Result<ChainReport> {
+        self.read(|r| Ok(tm_store::verify(r, subject, checkpoint)?))
+    }
+
+    /// The subject's chain head as an exportable checkpoint.
+    pub fn checkpoint(&self, subject: &Subject) -> Result<Checkpoint> {
+        self.read(|r| Ok(tm_store::checkpoint(r, subject)?))
+    }
+
+    /// The schema version of the store (a liveness probe).
+    pub fn schema_version(&self) -> Result<i64> {
+        self.read(|r| Ok(r.schema_version()?))
+    }
+
+    // ------------------------------------------------------------ keys
+
+    /// Stores a new key for `tenant` (created when absent).
+    pub fn add_api_key(
+        &self,
+        tenant: &str,
+        prefix: &str,
+        sha256: &str,
+        admin: bool,
+        at: DateTime<Utc>,
+    ) -> Result<ApiKey> {
+        self.pool
+            .with(|s| Ok(s.write(|tx| tx.add_api_key(tenant, prefix, sha256, admin, at))?))
+    }
+
+    /// Every key, oldest first (never a secret).
+    pub fn api_keys(&self) -> Result<Vec<ApiKey>> {
+        self.read(|r| Ok(r.api_keys()?))
+    }
+
+    /// Revokes the key with this prefix; `None` when there is none.
+    pub fn revoke_api_key(&self, prefix: &str, at: DateTime<Utc>) -> Result<Option<ApiKey>> {
+        self.pool
+            .with(|s| Ok(s.write(|tx| tx.revoke_api_key(prefix, at))?))
+    }
+
+    /// The key with this public prefix, with its stored digest.
+    pub fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>> {
+        self.read(|r| Ok(r.key_by_prefix(prefix)?))
+    }
+
+    /// Gives a learner of no tenant to `tenant`.
+    pub fn assign_learner(
+        &self,
+        learner: &str,
+        tenant: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Claim>> {
+        self.pool
+            .with(|s| Ok(s.write(|tx| tx.assign_learner(learner, tenant, at))?))
     }
 }
 

@@ -18,13 +18,15 @@
 //!
 //! The tracing itself is pure: [`tm_model::grounding`].
 
-use crate::{Brain, Error, Result};
+use crate::record::{Indexing, Target};
+use crate::{Error, Result};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
-use std::path::Path;
-use tm_model::episodes::Kind;
+use tm_model::episodes::{Episode, Kind};
+use tm_model::events::{Cite, Event, EventBody};
 use tm_model::grounding::{Grounding, Memory, Passage, Source, ground};
-use tm_store::{Episode, Store, Subject};
+use tm_model::subject::Subject;
+use tm_store::{Reader, Store, StoreExt, Tx};
 
 /// Annotation kind holding the ids of the memories recalled for an answer.
 pub const RECALLED: &str = "recalled";
@@ -35,7 +37,7 @@ pub const NARRATED: &str = "narrated";
 
 /// The subject's answer episode `id`: [`Error::NotFound`] when the subject
 /// has no episode with that id, [`Error::Invalid`] when it is not an answer.
-fn answer_episode(store: &Store, subject: &Subject, id: i64) -> Result<Episode> {
+fn answer_episode(store: &dyn Reader, subject: &Subject, id: i64) -> Result<Episode> {
     let e = store
         .subject_episodes_by_ids(subject, &[id])?
         .pop()
@@ -51,7 +53,7 @@ fn answer_episode(store: &Store, subject: &Subject, id: i64) -> Result<Episode> 
 
 /// The subject's episodes with these ids, in the order given (repeats
 /// dropped); [`Error::NotFound`] names any id the subject does not hold.
-fn recalled_episodes(store: &Store, subject: &Subject, ids: &[i64]) -> Result<Vec<Episode>> {
+fn recalled_episodes(store: &dyn Reader, subject: &Subject, ids: &[i64]) -> Result<Vec<Episode>> {
     let mut found = store.subject_episodes_by_ids(subject, ids)?;
     let mut out = Vec::with_capacity(found.len());
     let mut missing = Vec::new();
@@ -75,49 +77,54 @@ fn recalled_episodes(store: &Store, subject: &Subject, ids: &[i64]) -> Result<Ve
 /// Saves on the answer the ids of the memories recalled for its turn (the
 /// block's `recalled` ids). Nothing is written when none was recalled.
 pub fn record_answer(
-    store: &mut Store,
+    store: &mut dyn Store,
     subject: &Subject,
     answer_id: i64,
     recalled: &[i64],
     at: DateTime<Utc>,
 ) -> Result<()> {
-    answer_episode(store, subject, answer_id)?;
-    let episodes = recalled_episodes(store, subject, recalled)?;
+    store.write_with(|tx| {
+        answer_episode(&*tx, subject, answer_id)?;
+        let episodes = recalled_episodes(&*tx, subject, recalled)?;
+        annotate_recalled(tx, answer_id, &episodes, at)
+    })
+}
+
+fn annotate_recalled(
+    tx: &mut dyn Tx,
+    answer_id: i64,
+    episodes: &[Episode],
+    at: DateTime<Utc>,
+) -> Result<()> {
     if episodes.is_empty() {
         return Ok(());
     }
     let ids: Vec<i64> = episodes.iter().map(|e| e.id).collect();
-    let data = serde_json::json!({ "ids": ids });
-    store.write(|tx| tx.annotate(answer_id, RECALLED, at, &data))?;
+    tx.annotate(answer_id, RECALLED, at, &serde_json::json!({ "ids": ids }))?;
     Ok(())
 }
 
-/// Traces the answer's claims to the passages and the recalled memories,
-/// saves the result as a `grounding` annotation on the answer (and a
-/// `narrated` one when a claim retold a memory) and returns it.
-/// Memory labels are dated in the subject's time zone.
-pub fn grounding(
-    store: &mut Store,
-    subject: &Subject,
-    answer_id: i64,
-    answer_text: &str,
-    passages: &[Passage],
-    recalled: &[i64],
-    at: DateTime<Utc>,
-) -> Result<Grounding> {
-    answer_episode(store, subject, answer_id)?;
-    let tz = Brain::time_zone(subject)?;
-    let memories: Vec<Memory> = recalled_episodes(store, subject, recalled)?
-        .into_iter()
+fn memories(episodes: &[Episode]) -> Vec<Memory> {
+    episodes
+        .iter()
         .map(|e| Memory {
             id: e.id,
             at: e.at,
-            text: e.text,
+            text: e.text.clone(),
         })
-        .collect();
-    let g = ground(answer_text, passages, &memories, at, tz);
-    let data = serde_json::to_value(&g)
-        .map_err(|e| Error::Invalid(format!("cannot serialise the grounding: {e}")))?;
+        .collect()
+}
+
+/// Saves a grounding on the answer: the `grounding` annotation, and a
+/// `narrated` one when a claim was traced to a memory.
+fn annotate_grounding(
+    tx: &mut dyn Tx,
+    answer_id: i64,
+    g: &Grounding,
+    at: DateTime<Utc>,
+) -> Result<()> {
+    let data = serde_json::to_value(g)
+        .map_err(|e| Error::Internal(format!("cannot serialise the grounding: {e}")))?;
     let mut narrated: Vec<i64> = g
         .traces
         .iter()
@@ -128,23 +135,67 @@ pub fn grounding(
         .collect();
     narrated.sort_unstable();
     narrated.dedup();
-    store.write(|tx| {
-        tx.annotate(answer_id, GROUNDING, at, &data)?;
-        if !narrated.is_empty() {
-            tx.annotate(
-                answer_id,
-                NARRATED,
-                at,
-                &serde_json::json!({ "memories": narrated }),
-            )?;
-        }
-        Ok(())
-    })?;
-    Ok(g)
+    tx.annotate(answer_id, GROUNDING, at, &data)?;
+    if !narrated.is_empty() {
+        tx.annotate(
+            answer_id,
+            NARRATED,
+            at,
+            &serde_json::json!({ "memories": narrated }),
+        )?;
+    }
+    Ok(())
+}
+
+/// Traces the answer's claims to the passages and the recalled memories,
+/// saves the result as a `grounding` annotation on the answer (and a
+/// `narrated` one when a claim retold a memory) and returns it.
+/// Memory labels are dated in the subject's time zone.
+pub fn grounding(
+    store: &mut dyn Store,
+    subject: &Subject,
+    answer_id: i64,
+    answer_text: &str,
+    passages: &[Passage],
+    recalled: &[i64],
+    at: DateTime<Utc>,
+) -> Result<Grounding> {
+    store.write_with(|tx| {
+        answer_episode(&*tx, subject, answer_id)?;
+        let episodes = recalled_episodes(&*tx, subject, recalled)?;
+        let g = ground(
+            answer_text,
+            passages,
+            &memories(&episodes),
+            at,
+            subject.tz(),
+        );
+        annotate_grounding(tx, answer_id, &g, at)?;
+        Ok(g)
+    })
+}
+
+/// Traces an answer's claims without saving anything.
+pub fn trace(
+    store: &dyn Reader,
+    subject: &Subject,
+    answer_text: &str,
+    passages: &[Passage],
+    recalled: &[i64],
+    at: DateTime<Utc>,
+) -> Result<Grounding> {
+    let episodes = recalled_episodes(store, subject, recalled)?;
+    Ok(ground(
+        answer_text,
+        passages,
+        &memories(&episodes),
+        at,
+        subject.tz(),
+    ))
 }
 
 /// The newest annotation of `kind` on an episode, if any.
-fn latest(store: &Store, episode_id: i64, kind: &str) -> Result<Option<serde_json::Value>> {
+fn latest(store: &dyn Reader, episode_id: i64, kind: &str) -> Result<Option<serde_json::Value>> {
     Ok(store
         .annotations(episode_id)?
         .into_iter()
@@ -153,11 +204,11 @@ fn latest(store: &Store, episode_id: i64, kind: &str) -> Result<Option<serde_jso
 }
 
 /// The grounding saved on an answer (the newest), if any.
-pub fn saved_grounding(store: &Store, answer_id: i64) -> Result<Option<Grounding>> {
+pub fn saved_grounding(store: &dyn Reader, answer_id: i64) -> Result<Option<Grounding>> {
     latest(store, answer_id, GROUNDING)?
         .map(|v| {
             serde_json::from_value(v).map_err(|e| {
-                Error::Invalid(format!(
+                Error::Internal(format!(
                     "the grounding saved on {answer_id} is unreadable: {e}"
                 ))
             })
@@ -166,7 +217,7 @@ pub fn saved_grounding(store: &Store, answer_id: i64) -> Result<Option<Grounding
 }
 
 /// The memory ids saved on an answer (the newest record), empty when none.
-pub fn saved_recalled(store: &Store, answer_id: i64) -> Result<Vec<i64>> {
+pub fn saved_recalled(store: &dyn Reader, answer_id: i64) -> Result<Vec<i64>> {
     Ok(latest(store, answer_id, RECALLED)?
         .and_then(|v| v.get("ids").cloned())
         .and_then(|ids| serde_json::from_value(ids).ok())
@@ -185,10 +236,12 @@ pub struct Answered {
 }
 
 /// Records a tutor answer given at `at` as an `answer` episode (through the
-/// same path as an imported `tutor` event, so idempotence and the map agree),
-/// then saves the recalled memories and the grounding on it.
+/// one record path, so idempotence and the map agree), citing the file
+/// pages its traced passages came from, and saves the recalled memories and
+/// the grounding on it: all in one transaction.
 pub fn answer(
-    store: &mut Store,
+    store: &mut dyn Store,
+    ix: &Indexing<'_>,
     subject: &Subject,
     text: &str,
     at: DateTime<Utc>,
@@ -199,25 +252,11 @@ pub fn answer(
         return Err(Error::Invalid("the answer text is empty".into()));
     }
     // Check the memories before anything is written.
-    let memories = recalled_episodes(store, subject, recalled)?;
-    let tz = Brain::time_zone(subject)?;
-    let pre = ground(
-        text,
-        passages,
-        &memories
-            .iter()
-            .map(|e| Memory {
-                id: e.id,
-                at: e.at,
-                text: e.text.clone(),
-            })
-            .collect::<Vec<_>>(),
-        at,
-        tz,
-    );
+    let episodes = recalled_episodes(&*store, subject, recalled)?;
+    let g = ground(text, passages, &memories(&episodes), at, subject.tz());
     let versions = store.file_versions(subject)?;
     let mut cites: Vec<(String, usize)> = Vec::new();
-    for t in &pre.traces {
+    for t in &g.traces {
         if let Some(Source::File {
             file,
             version_id,
@@ -230,8 +269,7 @@ pub fn answer(
                     && &v.name == file
                     // Recording cites the file's current version, so only
                     // a passage read from it can become a citation.
-                    && v.replaced_at.is_none()
-                    && v.removed_at.is_none()
+                    && v.is_current()
                     && v.added_at <= at
                     && *page >= 1
                     && *page <= v.pages.max(1)
@@ -242,84 +280,45 @@ pub fn answer(
             }
         }
     }
-    let key = &subject.key;
-    let head =
-        serde_json::json!({"type": "subject", "learner": key.learner, "subject": key.subject});
-    let event = serde_json::json!({
-        "type": "tutor",
-        "at": at.to_rfc3339(),
-        "text": text,
-        "cites": cites.iter().map(|(f, p)| serde_json::json!({"file": f, "page": p})).collect::<Vec<_>>(),
-    });
-    let history = format!("{head}\n{event}\n");
-    crate::import::import_bytes(
-        store,
-        "answer",
-        history.as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )?;
-    // The episode just written (or, on a repeat, the one already there).
-    let episode_id = store
-        .episodes_of_kind(subject, Kind::Answer)?
-        .into_iter()
-        .rfind(|e| e.at == at && e.text == text)
-        .map(|e| e.id)
-        .ok_or_else(|| Error::Invalid("the recorded answer cannot be found".into()))?;
-    record_answer(store, subject, episode_id, recalled, at)?;
-    let grounding = grounding(store, subject, episode_id, text, passages, recalled, at)?;
+    let event = Event::new(
+        at,
+        EventBody::Tutor {
+            text: text.to_string(),
+            cites: cites
+                .iter()
+                .map(|(f, p)| Cite {
+                    file: f.clone(),
+                    page: u32::try_from(*p).ok(),
+                })
+                .collect(),
+        },
+    );
+    let events = [event];
+    let prepared =
+        crate::record::prepare(&*store, ix, Some(subject), &events, None, &mut |_, _, _| {})?;
+    let episode_id = store.write_with(|tx| {
+        let recorded = crate::record::apply(
+            tx,
+            ix,
+            Target::Subject(subject),
+            prepared,
+            None,
+            &mut |_, _, _| {},
+        )?;
+        // The episode just written (or, on a repeat, the one already there).
+        let e = recorded
+            .episodes
+            .first()
+            .ok_or_else(|| Error::Internal("the recorded answer has no episode".into()))?;
+        if e.appended {
+            annotate_recalled(tx, e.id, &episodes, at)?;
+            annotate_grounding(tx, e.id, &g, at)?;
+        }
+        Ok::<_, Error>(e.id)
+    })?;
     Ok(Answered {
         episode_id,
         cites,
-        grounding,
+        grounding: g,
     })
-}
-
-impl Brain {
-    /// [`record_answer`] for the subject named `learner/subject`.
-    pub fn record_answer(
-        &self,
-        subject: &str,
-        answer_id: i64,
-        recalled: &[i64],
-        at: DateTime<Utc>,
-    ) -> Result<()> {
-        let subject = self.subject(subject)?;
-        record_answer(&mut *self.store()?, &subject, answer_id, recalled, at)
-    }
-
-    /// [`grounding`] for the subject named `learner/subject`.
-    pub fn grounding(
-        &self,
-        subject: &str,
-        answer_id: i64,
-        answer_text: &str,
-        passages: &[Passage],
-        recalled: &[i64],
-        at: DateTime<Utc>,
-    ) -> Result<Grounding> {
-        let subject = self.subject(subject)?;
-        grounding(
-            &mut *self.store()?,
-            &subject,
-            answer_id,
-            answer_text,
-            passages,
-            recalled,
-            at,
-        )
-    }
-
-    /// [`answer`] for the subject named `learner/subject`.
-    pub fn answer(
-        &self,
-        subject: &str,
-        text: &str,
-        at: DateTime<Utc>,
-        recalled: &[i64],
-        passages: &[Passage],
-    ) -> Result<Answered> {
-        let subject = self.subject(subject)?;
-        answer(&mut *self.store()?, &subject, text, at, recalled, passages)
-    }
 }

@@ -3,30 +3,15 @@
 //! canonical key), taught by explicit learner messages, confirmed by passed
 //! checks, and saved as a new snapshot when anything changed.
 
-use crate::{Error, Result};
-use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
+use crate::Result;
 use tm_model::lang::canonical_key;
-use tm_model::map::{ConceptMap, ExtractedConcept};
+use tm_model::map::ConceptMap;
+use tm_model::subject::Subject;
+use tm_store::Reader;
 
-/// The map from its stored JSON (an empty map when there is none yet).
-pub fn load(json: Option<&str>) -> Result<ConceptMap> {
-    match json {
-        None => Ok(ConceptMap::new()),
-        Some(j) => serde_json::from_str(j)
-            .map_err(|e| Error::Invalid(format!("the stored concept map is unreadable: {e}"))),
-    }
-}
-
-pub fn to_json(map: &ConceptMap) -> Result<String> {
-    serde_json::to_string(map)
-        .map_err(|e| Error::Invalid(format!("cannot serialise the concept map: {e}")))
-}
-
-/// Concepts a file's pages explain, read by the deterministic offline extractor.
-pub fn extract(name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>> {
-    OfflineExtractor::default()
-        .extract(name, pages)
-        .map_err(|e| Error::Invalid(format!("reading concepts from {name}: {e}")))
+/// The subject's map: its newest snapshot, or an empty map before the first.
+pub fn load(r: &dyn Reader, s: &Subject) -> Result<ConceptMap> {
+    Ok(r.latest_map(s)?.unwrap_or_default())
 }
 
 /// The map's concepts a text names (canonical name or alias as whole words),

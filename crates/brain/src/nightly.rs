@@ -26,6 +26,7 @@ use chrono::{DateTime, Duration, NaiveDate, Utc};
 use serde::Serialize;
 use serde_json::json;
 use tm_model::beliefs::{DECAY_AFTER_DAYS, DECAY_FACTOR, decay};
+use tm_model::episodes::{Episode, NewEpisode};
 use tm_model::episodes::{Kind, salience};
 use tm_model::nightly::calibration::{Prediction, outcome};
 use tm_model::nightly::working_set::{self, WsEpisode};
@@ -33,7 +34,8 @@ use tm_model::nightly::{
     Citation, DayEpisode, SelfModel, SelfModelInput, Stamp, VersionFacts, WorkingSet, calibrate,
     compose, consolidate, verify,
 };
-use tm_store::{Episode, NewEpisode, Store, Subject, Tx};
+use tm_model::subject::Subject;
+use tm_store::{Reader, Store, StoreExt, Tx};
 
 /// Citations verified per subject per night, by default.
 pub const DEFAULT_BATCH: usize = 200;
@@ -147,13 +149,17 @@ pub fn nights(at: DateTime<Utc>, since: Option<NaiveDate>) -> Result<Vec<DateTim
 }
 
 /// Runs the night(s) ending at `at`.
-pub fn run(store: &mut Store, at: DateTime<Utc>, opts: &NightlyOptions) -> Result<NightlyReport> {
+pub fn run(
+    store: &mut dyn Store,
+    at: DateTime<Utc>,
+    opts: &NightlyOptions,
+) -> Result<NightlyReport> {
     run_with_progress(store, at, opts, &mut |_, _| {})
 }
 
 /// [`run`], calling `progress(done, total)` after each subject of each night.
 pub fn run_with_progress(
-    store: &mut Store,
+    store: &mut dyn Store,
     at: DateTime<Utc>,
     opts: &NightlyOptions,
     progress: &mut dyn FnMut(usize, usize),
@@ -219,12 +225,12 @@ pub fn run_with_progress(
 }
 
 fn json_err(e: serde_json::Error) -> Error {
-    Error::Invalid(format!("cannot serialise a nightly result: {e}"))
+    Error::Internal(format!("cannot serialise a nightly result: {e}"))
 }
 
 /// One subject's cycle, inside its transaction.
 fn night_for(
-    tx: &mut Tx<'_>,
+    tx: &mut dyn Tx,
     subject: &Subject,
     at: DateTime<Utc>,
     batch: usize,
@@ -282,9 +288,13 @@ fn night_for(
     }
 
     // 2. Decay every current belief untouched for 45 days (a new row each).
-    for b in tx.current_beliefs(subject)? {
+    let mut current = tx.current_beliefs(subject)?;
+    // In the order of what they are about: the rows written do not depend on
+    // confidences.
+    current.sort_by(|a, b| a.subject_key.cmp(&b.subject_key));
+    for b in current {
         if let Some(next) = decay(&b, at, DECAY_AFTER_DAYS, DECAY_FACTOR)
-            .map_err(|e| Error::Invalid(e.to_string()))?
+            .map_err(|e| Error::Internal(format!("a belief rule failed: {e}")))?
         {
             tx.insert_belief(subject, &next, b.id)?;
             out.decayed
@@ -324,7 +334,7 @@ fn night_for(
     // 5. Rebuild the working set from what the next turn will see.
     let beliefs = tx.current_beliefs(subject)?;
     out.flagged = beliefs.iter().filter(|b| b.flagged).count();
-    let map = crate::map::load(tx.latest_map(subject)?.as_deref())?;
+    let map = crate::map::load(&*tx, subject)?;
     let all_checks = tx.episodes_of_kind(subject, Kind::Check, DateTime::<Utc>::MAX_UTC)?;
     let counts = crate::beliefs::counts_of(&crate::beliefs::recorded_checks_in(&all_checks), &map);
     let recent: Vec<WsEpisode> = tx
@@ -347,7 +357,7 @@ fn night_for(
         counts.linked,
         counts.sentence.clone(),
     );
-    tx.put_working_set(subject, at, &serde_json::to_string(&ws).map_err(json_err)?)?;
+    tx.put_working_set(subject, at, &ws)?;
 
     // 6. Recompose the self-model.
     let model = compose(&SelfModelInput {
@@ -361,11 +371,7 @@ fn night_for(
         stale_citations: out.stale_citations,
         unverifiable: statuses.get("unverifiable").copied().unwrap_or(0),
     });
-    tx.put_self_model(
-        subject,
-        at,
-        &serde_json::to_string(&model).map_err(json_err)?,
-    )?;
+    tx.put_self_model(subject, at, &model)?;
 
     tx.record_nightly(
         subject,
@@ -409,29 +415,19 @@ pub fn predictions(checks: &[Episode]) -> Vec<Prediction> {
 
 /// The subject's file versions as they stood at `at`: versions added later are
 /// left out and a removal after `at` has not happened yet.
-fn versions_at(tx: &Tx<'_>, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<VersionFacts>> {
+fn versions_at(tx: &dyn Tx, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<VersionFacts>> {
     Ok(tx
         .file_versions(subject)?
-        .into_iter()
-        .filter(|v| v.added_at <= at)
-        .map(|v| VersionFacts {
-            id: v.id,
-            name: v.name,
-            version: v.version,
-            sha256: v.sha256,
-            removed: v.removed_at.is_some_and(|r| r <= at),
-        })
+        .iter()
+        .filter_map(|v| VersionFacts::as_of(v, at))
         .collect())
 }
 
 /// The subject's working set when it still describes the subject (nothing
 /// appended and no new map since the night built it); `None` when absent,
 /// stale or unreadable — it is a cache, and the caller recomputes.
-pub fn fresh_working_set(store: &Store, subject: &Subject) -> Result<Option<WorkingSet>> {
-    let Some(json) = store.working_set(subject)? else {
-        return Ok(None);
-    };
-    let Ok(ws) = serde_json::from_str::<WorkingSet>(&json) else {
+pub fn fresh_working_set(store: &dyn Reader, subject: &Subject) -> Result<Option<WorkingSet>> {
+    let Some(ws) = store.working_set(subject)? else {
         return Ok(None);
     };
     let (head_seq, map) = store.subject_stamp(subject)?;
@@ -439,8 +435,6 @@ pub fn fresh_working_set(store: &Store, subject: &Subject) -> Result<Option<Work
 }
 
 /// The subject's self-model, if a night composed a readable one.
-pub fn self_model(store: &Store, subject: &Subject) -> Result<Option<SelfModel>> {
-    Ok(store
-        .self_model(subject)?
-        .and_then(|json| serde_json::from_str(&json).ok()))
+pub fn self_model(store: &dyn Reader, subject: &Subject) -> Result<Option<SelfModel>> {
+    Ok(store.self_model(subject)?)
 }

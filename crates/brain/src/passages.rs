@@ -9,8 +9,9 @@
 
 use crate::{Error, Result};
 use tm_embed::Embedder;
-use tm_model::recall::{distinctive_terms, fts5_query};
-use tm_store::{Store, Subject};
+use tm_model::recall::distinctive_terms;
+use tm_model::subject::Subject;
+use tm_store::{Reader, Store, StoreExt};
 
 pub use tm_model::passages::Passage;
 
@@ -18,13 +19,12 @@ pub use tm_model::passages::Passage;
 pub const POOL: usize = 50;
 /// The usual reciprocal-rank-fusion constant.
 pub const RRF_K: f64 = 60.0;
-/// Passages embedded per call to the embedder.
-pub const EMBED_BATCH: usize = 32;
+use crate::record::EMBED_BATCH;
 
 /// The `k` passages of the subject's current files that best answer
 /// `question` (embeds the question once).
 pub fn passages(
-    store: &Store,
+    store: &dyn Reader,
     embedder: &dyn Embedder,
     subject: &Subject,
     question: &str,
@@ -52,7 +52,7 @@ pub fn passages(
 /// [`passages`] with the question's vector already made by the embedder
 /// called `model` (the block embeds the question once for everything).
 pub fn passages_with_vector(
-    store: &Store,
+    store: &dyn Reader,
     model: &str,
     subject: &Subject,
     question: &str,
@@ -77,16 +77,13 @@ pub fn passages_with_vector(
 
 /// Passage ids by BM25 over the question's distinctive words, best first.
 pub fn bm25_ranking(
-    store: &Store,
+    store: &dyn Reader,
     subject: &Subject,
     question: &str,
     limit: usize,
 ) -> Result<Vec<i64>> {
-    let Some(expr) = fts5_query(&distinctive_terms(question)) else {
-        return Ok(Vec::new());
-    };
     Ok(store
-        .passage_hits(subject, &expr, limit)?
+        .passage_hits(subject, &distinctive_terms(question), limit)?
         .into_iter()
         .map(|(id, _)| id)
         .collect())
@@ -94,7 +91,7 @@ pub fn bm25_ranking(
 
 /// Passage ids by cosine to the question vector, best first.
 pub fn vector_ranking(
-    store: &Store,
+    store: &dyn Reader,
     model: &str,
     subject: &Subject,
     qvec: Option<&[f32]>,
@@ -116,7 +113,7 @@ pub fn vector_ranking(
 /// Embeds every current passage of the subject that has no vector from this
 /// embedder; returns how many.
 pub fn embed_missing(
-    store: &mut Store,
+    store: &mut dyn Store,
     embedder: &dyn Embedder,
     subject: &Subject,
     progress: &mut dyn FnMut(usize),

@@ -5,7 +5,7 @@
 //! signals, and hand them to `tm_model::recall` for the gate, the score and
 //! the collapse.
 
-use crate::{Error, Result};
+use crate::{Error, Result, poisoned};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
@@ -13,13 +13,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tm_embed::Embedder;
+use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::recall::{
-    Basis, Candidate, RecallParams, collapse_key, distinctive_terms, fts5_query, narrates_period,
-    recall,
+    Basis, Candidate, CandidateFacts, RecallParams, collapse_key, distinctive_terms,
+    narrates_period, recall,
 };
+use tm_model::subject::Subject;
 use tm_model::window::{Window, parse_window, window_words};
-use tm_store::{Episode, Store, Subject};
+use tm_store::{Reader, Store, StoreExt};
 
 /// How many of the most recent episodes form the recency pool (SPEC §3).
 pub const RECENT_POOL: usize = 500;
@@ -28,8 +30,7 @@ pub const RECENT_POOL: usize = 500;
 pub const POOL_LIMIT: usize = 500;
 /// Semantic neighbours taken from the vector index.
 pub const SEMANTIC_NEIGHBOURS: usize = 200;
-/// Episodes embedded per call to the embedder.
-pub const EMBED_BATCH: usize = 32;
+pub use crate::record::EMBED_BATCH;
 
 /// One recall request.
 #[derive(Debug, Clone)]
@@ -141,21 +142,16 @@ struct ConceptVectors {
 }
 
 impl Recaller {
-    /// Thresholds follow the embedder: MiniLM's by default, a stricter
-    /// semantic floor for the hashing embedder (its cosines between unrelated
-    /// texts run higher, from shared character n-grams).
+    /// Thresholds follow the embedder's calibration: MiniLM's for a neural
+    /// model, stricter ones for the hashing embedder (its cosines between
+    /// unrelated texts run higher, from shared character n-grams).
     pub fn new(embedder: Arc<dyn Embedder>) -> Recaller {
-        let params = if embedder.name().starts_with("hash") {
-            RecallParams {
-                semantic_floor: 0.45,
-                semantic_full: 0.9,
-                // Hashed n-grams make a question look like any name sharing
-                // its word pieces; only a near-exact name routes.
-                route_floor: 0.6,
-                ..RecallParams::MINILM
-            }
-        } else {
-            RecallParams::MINILM
+        let c = embedder.calibration();
+        let params = RecallParams {
+            semantic_floor: c.match_floor,
+            semantic_full: c.match_full,
+            route_floor: c.route_floor,
+            ..RecallParams::MINILM
         };
         Recaller {
             embedder,
@@ -174,7 +170,7 @@ impl Recaller {
     /// embedder yet (or one from another model), in batches; returns how many.
     pub fn embed_missing(
         &self,
-        store: &mut Store,
+        store: &mut dyn Store,
         subject: &Subject,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<usize> {
@@ -202,14 +198,14 @@ impl Recaller {
         Ok(done)
     }
 
-    fn vectors(&self, store: &Store, subject: &Subject) -> Result<Arc<VectorSet>> {
+    fn vectors(&self, store: &dyn Reader, subject: &Subject) -> Result<Arc<VectorSet>> {
         let name = self.embedder.name().to_string();
         let stamp = store.vector_stamp(subject, &name)?;
         let key = (subject.id, name.clone());
         if let Some(v) = self
             .cache
             .lock()
-            .map_err(|_| Error::Invalid("vector cache poisoned".into()))?
+            .map_err(|_| poisoned("vector cache"))?
             .get(&key)
             && v.stamp == stamp
         {
@@ -235,15 +231,15 @@ impl Recaller {
         let set = Arc::new(set);
         self.cache
             .lock()
-            .map_err(|_| Error::Invalid("vector cache poisoned".into()))?
+            .map_err(|_| poisoned("vector cache"))?
             .insert(key, set.clone());
         Ok(set)
     }
 
     /// Each candidate's collapse key and narration flag, from the cache or
     /// computed from its text (fetched only for episodes not seen before).
-    fn derived(&self, store: &Store, facts: &[tm_store::CandidateFacts]) -> Result<Vec<Derived>> {
-        let poisoned = || Error::Invalid("derived cache poisoned".into());
+    fn derived(&self, store: &dyn Reader, facts: &[CandidateFacts]) -> Result<Vec<Derived>> {
+        let poisoned = || poisoned("derived cache");
         let missing: HashSet<i64> = {
             let cache = self.derived.lock().map_err(|_| poisoned())?;
             facts
@@ -279,7 +275,7 @@ impl Recaller {
                 cache
                     .get(&f.id)
                     .cloned()
-                    .ok_or_else(|| Error::Invalid(format!("episode {} not derived", f.id)))
+                    .ok_or_else(|| Error::Internal(format!("episode {} not derived", f.id)))
             })
             .collect()
     }
@@ -297,8 +293,12 @@ impl Recaller {
 
     /// The current map snapshot's concept names as vectors, from the cache
     /// or embedded now (once per snapshot, in batches).
-    fn concept_vectors(&self, store: &Store, subject: &Subject) -> Result<Arc<ConceptVectors>> {
-        let poisoned = || Error::Invalid("concept vector cache poisoned".into());
+    fn concept_vectors(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+    ) -> Result<Arc<ConceptVectors>> {
+        let poisoned = || poisoned("concept vector cache");
         let name = self.embedder.name().to_string();
         let map_id = store.latest_map_id(subject)?;
         let key = (subject.id, name);
@@ -307,7 +307,7 @@ impl Recaller {
         {
             return Ok(c.clone());
         }
-        let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+        let map = crate::map::load(store, subject)?;
         let dim = self.embedder.dim();
         let mut set = ConceptVectors {
             map_id,
@@ -344,7 +344,7 @@ impl Recaller {
     /// Returns all routed keys and, separately, those reached by vector only.
     fn route(
         &self,
-        store: &Store,
+        store: &dyn Reader,
         subject: &Subject,
         question: &str,
         qvec: Option<&[f32]>,
@@ -379,7 +379,7 @@ impl Recaller {
     /// Recalls for one turn.
     pub fn recall(
         &self,
-        store: &Store,
+        store: &dyn Reader,
         subject: &Subject,
         q: &RecallQuery<'_>,
     ) -> Result<RecallResult> {
@@ -392,7 +392,7 @@ impl Recaller {
     /// Recalls with a question vector already computed.
     pub fn recall_with_vector(
         &self,
-        store: &Store,
+        store: &dyn Reader,
         subject: &Subject,
         q: &RecallQuery<'_>,
         qvec: Option<&[f32]>,
@@ -420,8 +420,8 @@ impl Recaller {
         }
         let terms = distinctive_in_subject(store, subject, terms)?;
         let mut lexical: HashMap<i64, f32> = HashMap::new();
-        if let Some(expr) = fts5_query(&terms) {
-            let hits = store.fts_hits(subject, &expr, POOL_LIMIT)?;
+        {
+            let hits = store.term_hits(subject, &terms, POOL_LIMIT)?;
             let best = hits.iter().map(|(_, s)| *s).fold(0.0f64, f64::max);
             for (id, s) in hits {
                 // BM25 relative to the pool's best; every hit keeps a floor
@@ -567,7 +567,7 @@ pub const COMMON_SHARE: usize = 4;
 /// the best hit, above turns that matched the question's meaning; found on
 /// LoCoMo). When every term is that common, all are kept.
 fn distinctive_in_subject(
-    store: &Store,
+    store: &dyn Reader,
     subject: &Subject,
     terms: Vec<String>,
 ) -> Result<Vec<String>> {
@@ -581,10 +581,15 @@ fn distinctive_in_subject(
     }
     let mut kept = Vec::with_capacity(terms.len());
     for t in &terms {
-        let Some(expr) = fts5_query(std::slice::from_ref(t)) else {
+        // A term with no letter or digit is searched for by nothing.
+        if !t.chars().any(char::is_alphanumeric) {
             continue;
-        };
-        if store.fts_hits(subject, &expr, cap + 1)?.len() <= cap {
+        }
+        if store
+            .term_hits(subject, std::slice::from_ref(t), cap + 1)?
+            .len()
+            <= cap
+        {
             kept.push(t.clone());
         }
     }

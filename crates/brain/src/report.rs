@@ -9,6 +9,7 @@ use crate::Result;
 use chrono::{DateTime, Utc};
 use std::collections::{BTreeMap, HashMap};
 use tm_model::beliefs::render_history;
+use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::map::{subject_readiness, teaching_order};
 use tm_model::nightly::calibrate;
@@ -16,7 +17,8 @@ use tm_model::nightly::report::{
     BeliefReport, ChecksReport, ConceptReadiness, Labels, MonthActivity, Readiness, Report,
     StaleCitation, Unanswered,
 };
-use tm_store::{Store, Subject};
+use tm_model::subject::Subject;
+use tm_store::Reader;
 
 /// Annotation kind the grounding step writes on answers (SPEC §7).
 pub const GROUNDING_ANNOTATION: &str = "grounding";
@@ -25,9 +27,9 @@ pub const COULDNT: &str = "couldnt";
 
 /// The report on `subject` as of `at`: calibration counts the checks up to
 /// `at`; the rest is the stores' current state.
-pub fn build(store: &Store, subject: &Subject, at: DateTime<Utc>) -> Result<Report> {
+pub fn build(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Result<Report> {
     let labels = Labels::for_language(subject.language.as_deref());
-    let map = crate::map::load(store.latest_map(subject)?.as_deref())?;
+    let map = crate::map::load(store, subject)?;
 
     let mut concepts: Vec<ConceptReadiness> = map
         .nodes()
@@ -72,15 +74,15 @@ pub fn build(store: &Store, subject: &Subject, at: DateTime<Utc>) -> Result<Repo
         });
     }
 
-    let checks = store.episodes_of_kind(subject, Kind::Check)?;
+    let checks = store.episodes_of_kind(subject, Kind::Check, DateTime::<Utc>::MAX_UTC)?;
     let counts = crate::beliefs::counts_of(&crate::beliefs::recorded_checks_in(&checks), &map);
     let until: Vec<_> = checks.into_iter().filter(|e| e.at <= at).collect();
     let calibration = calibrate(&crate::nightly::predictions(&until));
 
     let stale_checks = store.citation_checks(subject, "changed")?;
     let ids: Vec<i64> = stale_checks.iter().map(|c| c.episode_id).collect();
-    let episodes: HashMap<i64, tm_store::Episode> = store
-        .episodes_with_ids(&ids)?
+    let episodes: HashMap<i64, Episode> = store
+        .episodes_by_ids(&ids)?
         .into_iter()
         .map(|e| (e.id, e))
         .collect();
@@ -128,7 +130,7 @@ pub fn build(store: &Store, subject: &Subject, at: DateTime<Utc>) -> Result<Repo
 
 /// Answers whose latest grounding annotation has stance "couldnt", with the
 /// learner's question just before each when there is one.
-fn couldnt_answer(store: &Store, subject: &Subject) -> Result<Vec<Unanswered>> {
+fn couldnt_answer(store: &dyn Reader, subject: &Subject) -> Result<Vec<Unanswered>> {
     // The newest annotation of an episode supersedes the older ones.
     let mut latest: BTreeMap<i64, serde_json::Value> = BTreeMap::new();
     for a in store.annotations_of_kind(subject, GROUNDING_ANNOTATION)? {
@@ -146,7 +148,7 @@ fn couldnt_answer(store: &Store, subject: &Subject) -> Result<Vec<Unanswered>> {
         .map(|(id, _)| *id)
         .collect();
     let mut out = Vec::new();
-    for e in store.episodes_with_ids(&ids)? {
+    for e in store.episodes_by_ids(&ids)? {
         let question = match e.seq.checked_sub(1) {
             Some(seq) if seq > 0 => store
                 .episode_at_seq(subject, seq)?
@@ -167,7 +169,7 @@ fn couldnt_answer(store: &Store, subject: &Subject) -> Result<Vec<Unanswered>> {
 
 /// Episodes per month (UTC), consolidations left out: they are the memory's
 /// own notes, not the learner's activity.
-fn activity(store: &Store, subject: &Subject) -> Result<Vec<MonthActivity>> {
+fn activity(store: &dyn Reader, subject: &Subject) -> Result<Vec<MonthActivity>> {
     let mut months: BTreeMap<String, MonthActivity> = BTreeMap::new();
     for (month, kind, verdict, n) in store.activity_by_month(subject)? {
         if kind == Kind::Consolidation.as_str() {

@@ -1,14 +1,15 @@
 //! Beliefs through the store: a change of mind is a new row, utterances never
 //! become beliefs, re-derivation retires and replays without touching episodes.
 
-use std::path::Path;
-use tm_brain::import::import_bytes;
+mod common;
+
 use tm_model::beliefs::Claim;
 use tm_model::subject::SubjectKey;
-use tm_store::Store;
+use tm_store::Reader;
+use tm_store::sqlite::SqliteStore;
 
-fn history(events: &[String]) -> Store {
-    let mut store = Store::open_in_memory().unwrap();
+fn history(events: &[String]) -> SqliteStore {
+    let mut store = common::memory();
     let mut text = String::from(r#"{"type":"subject","learner":"ana","subject":"cells"}"#);
     text.push('\n');
     text.push_str(r##"{"type":"file","at":"2026-03-01T09:00:00Z","name":"t.md","content":"# Osmosis\n**Osmosis** is the diffusion of water across a membrane."}"##);
@@ -16,14 +17,7 @@ fn history(events: &[String]) -> Store {
         text.push('\n');
         text.push_str(e);
     }
-    import_bytes(
-        &mut store,
-        "h",
-        text.as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    common::import(&mut store, &text).unwrap();
     store
 }
 
@@ -45,7 +39,7 @@ fn wrong_then_right_leaves_two_rows_the_older_pointing_at_the_newer() {
         check("c1", "2026-03-02T09:00:00Z", "osmosis", "wrong", None),
         check("c2", "2026-09-18T09:00:00Z", "Osmosis", "right", None),
     ]);
-    let subject = store.require_subject(&key()).unwrap();
+    let subject = tm_store::require_subject(&store, &key()).unwrap();
     let rows = store.belief_history(&subject, "osmosis").unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].claim, Claim::StrugglesWith);
@@ -104,9 +98,9 @@ fn utterance_checks_never_become_beliefs_and_the_count_is_honest() {
         })
         .collect();
     let store = history(&events);
-    let subject = store.require_subject(&key()).unwrap();
+    let subject = tm_store::require_subject(&store, &key()).unwrap();
     assert!(store.current_beliefs(&subject).unwrap().is_empty());
-    let map = tm_brain::map::load(store.latest_map(&subject).unwrap().as_deref()).unwrap();
+    let map = tm_brain::map::load(&store, &subject).unwrap();
     let counts = tm_brain::beliefs::counts(&store, &subject, &map).unwrap();
     assert_eq!((counts.recorded, counts.linked), (32, 0));
     assert_eq!(
@@ -127,15 +121,15 @@ fn rederivation_retires_replays_and_touches_no_episode() {
             Some("Correct: osmosis moves water."),
         ),
     ]);
-    let subject = store.require_subject(&key()).unwrap();
-    let before = store.verify_subject(&subject, None).unwrap();
+    let subject = tm_store::require_subject(&store, &key()).unwrap();
+    let before = tm_store::verify(&store, &subject, None).unwrap();
     let old = store.belief_history(&subject, "osmosis").unwrap();
     let at = chrono::DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
         .unwrap()
         .to_utc();
     let r = tm_brain::beliefs::rederive(&mut store, &subject, at).unwrap();
     assert_eq!((r.retired, r.derived, r.checks), (1, 1, 2));
-    let after = store.verify_subject(&subject, None).unwrap();
+    let after = tm_store::verify(&store, &subject, None).unwrap();
     assert_eq!(before.head_hash, after.head_hash, "no episode touched");
     let rows = store.belief_history(&subject, "osmosis").unwrap();
     assert_eq!(

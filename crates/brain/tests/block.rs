@@ -3,34 +3,33 @@
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use std::time::Duration;
-use tm_brain::block::{BlockRequest, build, build_with_cap};
-use tm_brain::recall::Recaller;
+use tm_brain::Brain;
+use tm_brain::block::BlockRequest;
 use tm_embed::HashEmbedder;
-use tm_model::subject::SubjectKey;
-use tm_store::Store;
+use tm_model::subject::Subject;
 
 fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
 }
 
-/// The sample subject imported and embedded in a database file under `dir`:
-/// its path, the recaller, an open store and the subject.
-fn sample(dir: &std::path::Path) -> (std::path::PathBuf, Arc<Recaller>, Store, tm_store::Subject) {
-    let db = dir.join("b.db");
-    let mut store = Store::open(&db).unwrap();
+/// The sample subject imported (and so embedded) through a brain over a
+/// database file under `dir`.
+fn sample(dir: &std::path::Path) -> (Brain, Subject) {
+    let mut brain = Brain::open(
+        &dir.join("b.db").display().to_string(),
+        Arc::new(HashEmbedder::new()),
+    )
+    .unwrap();
+    // Not a test of the cap unless it says so: a loaded machine must not
+    // drop a block a test reads.
+    brain.set_cap(Duration::from_secs(120));
     let path = std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/cell-biology/history.jsonl"
     ));
-    tm_brain::import::import_file(&mut store, path, &mut |_, _| {}).unwrap();
-    let recaller = Arc::new(Recaller::new(Arc::new(HashEmbedder::new())));
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
-        .unwrap();
-    recaller
-        .embed_missing(&mut store, &subject, &mut |_, _| {})
-        .unwrap();
-    (db, recaller, store, subject)
+    brain.import_file(path, &mut |_, _, _| {}).unwrap();
+    let subject = brain.subject("ana/cell-biology").unwrap();
+    (brain, subject)
 }
 
 fn request(q: &str) -> BlockRequest {
@@ -46,15 +45,11 @@ fn request(q: &str) -> BlockRequest {
 #[test]
 fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
     let dir = tempfile::tempdir().unwrap();
-    let (_db, recaller, store, subject) = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
 
-    let july = build(
-        &store,
-        &recaller,
-        &subject,
-        &request("What did we cover in July?"),
-    )
-    .unwrap();
+    let july = brain
+        .build_block(&subject, &request("What did we cover in July?"))
+        .unwrap();
     assert_eq!(july.mode, "record");
     let ids: Vec<&str> = july
         .recalled
@@ -76,7 +71,9 @@ fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
     );
     assert!(july.tokens <= 1200);
 
-    let may = build(&store, &recaller, &subject, &request("¿Qué vimos en mayo?")).unwrap();
+    let may = brain
+        .build_block(&subject, &request("¿Qué vimos en mayo?"))
+        .unwrap();
     assert!(may.window.as_ref().unwrap().empty);
     assert!(
         may.recalled.is_empty(),
@@ -99,15 +96,11 @@ fn the_july_memories_reach_the_prompt_and_an_empty_month_says_so() {
 #[test]
 fn a_changed_citation_is_labelled_and_a_block_past_its_cap_is_dropped() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, recaller, store, subject) = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
     // Answers before 1 Oct cite cells.md version 1, replaced that day.
-    let b = build(
-        &store,
-        &recaller,
-        &subject,
-        &request("What does the cell membrane do?"),
-    )
-    .unwrap();
+    let b = brain
+        .build_block(&subject, &request("What does the cell membrane do?"))
+        .unwrap();
     let changed: Vec<_> = b
         .recalled
         .iter()
@@ -126,79 +119,63 @@ fn a_changed_citation_is_labelled_and_a_block_past_its_cap_is_dropped() {
             .all(|r| r.citation == "unverifiable")
     );
 
-    let dropped = build_with_cap(
-        db,
-        recaller,
-        subject,
-        request("What is a cell?"),
-        Duration::ZERO,
-    )
-    .unwrap();
+    let mut brain = brain;
+    brain.set_cap(Duration::ZERO);
+    let dropped = brain.block(&subject, request("What is a cell?")).unwrap();
     assert!(dropped.dropped && dropped.block.is_empty());
 }
 
 #[test]
 fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
     let dir = tempfile::tempdir().unwrap();
-    let (db, _recaller, store, _subject) = sample(dir.path());
-    drop(store);
-    let mut brain = tm_brain::Brain::open(db, Arc::new(HashEmbedder::new())).unwrap();
-    // Not a test of the cap: a loaded machine must not drop the block.
-    brain.set_cap(std::time::Duration::from_secs(120));
+    let (mut brain, _) = sample(dir.path());
     brain.set_budget(300);
-    let b = brain
-        .block(
-            "ana/cell-biology",
-            "What did we cover in July?",
-            at("2026-11-20T10:00:00Z"),
-            None,
+    let block = |key: &str, q: &str, budget| -> tm_brain::Result<tm_brain::block::Block> {
+        let s = brain.subject(key)?;
+        brain.block(
+            &s,
+            brain.block_request(&s, q, at("2026-11-20T10:00:00Z"), budget),
         )
-        .unwrap();
+    };
+    let b = block("ana/cell-biology", "What did we cover in July?", None).unwrap();
     assert!(!b.dropped);
     assert_eq!(b.mode, "record");
     assert!(b.tokens <= 300 && b.tokens > 0, "{}", b.tokens);
-    let wide = brain
-        .block(
-            "ana/cell-biology",
-            "What did we cover in July?",
-            at("2026-11-20T10:00:00Z"),
-            Some(1200),
-        )
-        .unwrap();
+    let wide = block("ana/cell-biology", "What did we cover in July?", Some(1200)).unwrap();
     assert!(wide.tokens > b.tokens);
 
-    match brain.block(
-        "ana/astronomy",
-        "What is a star?",
-        at("2026-11-20T10:00:00Z"),
-        None,
-    ) {
+    match block("ana/astronomy", "What is a star?", None) {
         Err(tm_brain::Error::NotFound(m)) => assert!(m.contains("ana/astronomy"), "{m}"),
         other => panic!("expected NotFound, got {other:?}"),
     }
     assert!(matches!(
-        brain.block("not a key", "?", at("2026-11-20T10:00:00Z"), None),
+        block("not a key", "?", None),
         Err(tm_brain::Error::BadKey(_))
     ));
+    let s = brain.subject("ana/cell-biology").unwrap();
+    let tiny = brain.block(
+        &s,
+        brain.block_request(&s, "x", at("2026-11-20T10:00:00Z"), Some(10)),
+    );
+    assert!(matches!(tiny, Err(tm_brain::Error::Invalid(_))), "{tiny:?}");
 }
 
 #[test]
 fn the_four_designs_differ_only_in_what_fills_the_slot() {
     use tm_model::block::Design;
     let dir = tempfile::tempdir().unwrap();
-    let (_db, recaller, store, subject) = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
     let q = "What have I got wrong so far?";
     let with = |design| {
-        build(
-            &store,
-            &recaller,
-            &subject,
-            &BlockRequest {
-                design,
-                ..request(q)
-            },
-        )
-        .unwrap()
+        brain
+            .build_block(
+                &subject,
+                &BlockRequest {
+                    design,
+                    ..request(q)
+                },
+            )
+            .unwrap()
     };
     let plain = with(Design::Plain);
     assert!(plain.block.is_empty() && plain.recalled.is_empty());

@@ -4,14 +4,15 @@
 
 use chrono::{DateTime, Duration, Utc};
 use proptest::prelude::*;
-use std::path::Path;
 use std::sync::Arc;
 use tm_brain::block::{BlockRequest, build};
 use tm_brain::recall::Recaller;
 use tm_embed::HashEmbedder;
 use tm_model::block::{CLOSER, OPENER, count_tokens};
-use tm_model::subject::SubjectKey;
-use tm_store::Store;
+use tm_model::subject::Subject;
+use tm_store::sqlite::SqliteStore;
+
+mod common;
 
 const WORDS: [&str; 16] = [
     "cell", "membrane", "osmosis", "water", "nucleus", "energy", "July", "protein", "gel", "what",
@@ -51,7 +52,7 @@ fn events(pieces: &'static [&'static str]) -> impl Strategy<Value = Vec<(u8, Str
 
 /// Imports the history (a file whose text is `file_text`, then the events a
 /// day apart) into an in-memory store and embeds it.
-fn store_with(file_text: &str, events: &[(u8, String)]) -> (Store, Recaller, tm_store::Subject) {
+fn store_with(file_text: &str, events: &[(u8, String)]) -> (SqliteStore, Recaller, Subject) {
     use serde_json::json;
     let mut lines = vec![
         json!({"type":"subject","learner":"pat","subject":"bio","title":"Bio"}),
@@ -72,22 +73,11 @@ fn store_with(file_text: &str, events: &[(u8, String)]) -> (Store, Recaller, tm_
         .map(|l| l.to_string())
         .collect::<Vec<_>>()
         .join("\n");
-    let mut store = Store::open_in_memory().unwrap();
-    tm_brain::import::import_bytes(
-        &mut store,
-        "h.jsonl",
-        history.as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let mut store = common::memory();
+    // Recorded (and embedded) with the hashing embedder, as the recaller reads.
+    common::import(&mut store, &history).unwrap();
     let recaller = Recaller::new(Arc::new(HashEmbedder::new()));
-    let subject = store
-        .require_subject(&SubjectKey::parse("pat/bio").unwrap())
-        .unwrap();
-    recaller
-        .embed_missing(&mut store, &subject, &mut |_, _| {})
-        .unwrap();
+    let subject = common::subject(&store, "pat/bio");
     (store, recaller, subject)
 }
 

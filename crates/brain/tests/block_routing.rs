@@ -4,7 +4,6 @@
 
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tm_brain::Brain;
 use tm_embed::Embedder;
@@ -70,30 +69,20 @@ fn history() -> String {
 fn a_paraphrase_routes_by_its_vector_and_the_question_is_embedded_once_per_block() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("r.db");
-    let mut store = tm_store::Store::open(&db).unwrap();
-    tm_brain::import::import_bytes(
-        &mut store,
-        "h.jsonl",
-        history().as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    drop(store);
     let embedder = Arc::new(Scripted::default());
-    let mut brain = Brain::open(db.clone(), embedder.clone()).unwrap();
+    let mut brain = Brain::open(&db.display().to_string(), embedder.clone()).unwrap();
     // Not a test of the cap: a loaded machine must not drop the block.
     brain.set_cap(std::time::Duration::from_secs(120));
-    brain.embed_missing("ana/plants").unwrap();
+    // Recorded and embedded in one go.
+    brain
+        .import_bytes("h.jsonl", history().as_bytes(), None, &mut |_, _, _| {})
+        .unwrap();
     assert_eq!(embedder.calls(QUESTION), 0);
 
     // Recall directly: the route and why the answer was chosen.
-    let store = tm_store::Store::open(&db).unwrap();
     let subject = brain.subject("ana/plants").unwrap();
     let r = brain
-        .recaller()
         .recall(
-            &store,
             &subject,
             &tm_brain::recall::RecallQuery {
                 question: QUESTION,
@@ -121,7 +110,10 @@ fn a_paraphrase_routes_by_its_vector_and_the_question_is_embedded_once_per_block
     let names_before = embedder.calls("Photosynthesis");
     for n in 1..=2 {
         let b = brain
-            .block("ana/plants", QUESTION, at("2026-04-01T10:00:00Z"), None)
+            .block(
+                &subject,
+                brain.block_request(&subject, QUESTION, at("2026-04-01T10:00:00Z"), None),
+            )
             .unwrap();
         assert!(!b.dropped);
         assert!(

@@ -125,20 +125,12 @@ fn history(l: &Lang) -> String {
 
 fn brain_for(dir: &Path, l: &Lang) -> Brain {
     let db = dir.join(format!("{}.db", l.code));
-    let mut store = tm_store::Store::open(&db).unwrap();
-    tm_brain::import::import_bytes(
-        &mut store,
-        "h.jsonl",
-        history(l).as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    drop(store);
-    let mut brain = Brain::open(db, Arc::new(HashEmbedder::new())).unwrap();
+    let mut brain = Brain::open(&db.display().to_string(), Arc::new(HashEmbedder::new())).unwrap();
     // A debug build on a loaded machine must not drop a block under test.
     brain.set_cap(Duration::from_secs(120));
-    brain.embed_missing("sam/cells").unwrap();
+    brain
+        .import_bytes("h.jsonl", history(l).as_bytes(), None, &mut |_, _, _| {})
+        .unwrap();
     brain
 }
 
@@ -177,8 +169,14 @@ fn whole_blocks_in_english_spanish_and_arabic() {
     let dir = tempfile::tempdir().unwrap();
     for l in &LANGS {
         let brain = brain_for(dir.path(), l);
+        let subject = brain.subject("sam/cells").unwrap();
         for (scenario, question) in SCENARIOS.iter().zip(l.questions) {
-            let b = brain.block("sam/cells", question, t(TURN), None).unwrap();
+            let b = brain
+                .block(
+                    &subject,
+                    brain.block_request(&subject, question, t(TURN), None),
+                )
+                .unwrap();
             let what = format!("{} {scenario}", l.code);
             assert!(!b.dropped, "{what}");
             assert!(b.tokens <= 1200, "{what}");

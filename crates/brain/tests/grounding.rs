@@ -8,24 +8,33 @@ use tm_brain::Brain;
 use tm_brain::grounding::{saved_grounding, saved_recalled};
 use tm_embed::HashEmbedder;
 use tm_model::grounding::{Passage, Source, Stance};
-use tm_store::Store;
+use tm_model::subject::Subject;
 
 fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
 }
 
-fn sample(dir: &std::path::Path) -> Brain {
+fn sample(dir: &std::path::Path) -> (Brain, Subject) {
     let db = dir.join("g.db");
-    let mut store = Store::open(&db).unwrap();
+    let mut brain = Brain::open(&db.display().to_string(), Arc::new(HashEmbedder::new())).unwrap();
+    brain.set_cap(std::time::Duration::from_secs(120));
     let path = std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/cell-biology/history.jsonl"
     ));
-    tm_brain::import::import_file(&mut store, path, &mut |_, _| {}).unwrap();
-    drop(store);
-    let brain = Brain::open(db, Arc::new(HashEmbedder::new())).unwrap();
-    brain.embed_missing("ana/cell-biology").unwrap();
+    brain.import_file(path, &mut |_, _, _| {}).unwrap();
+    let subject = brain.subject("ana/cell-biology").unwrap();
+    (brain, subject)
+}
+
+fn block(brain: &Brain, s: &Subject, q: &str, at: DateTime<Utc>) -> tm_brain::block::Block {
+    brain.block(s, brain.block_request(s, q, at, None)).unwrap()
+}
+
+fn saved(brain: &Brain, id: i64) -> (Vec<i64>, Option<tm_model::grounding::Grounding>) {
     brain
+        .with_store(|s| Ok((saved_recalled(&*s, id)?, saved_grounding(&*s, id)?)))
+        .unwrap()
 }
 
 const ANSWER: &str = "In July we covered that eukaryotic cells contain a nucleus and membrane-bound organelles. \
@@ -35,17 +44,13 @@ const ANSWER: &str = "In July we covered that eukaryotic cells contain a nucleus
 #[test]
 fn an_answer_keeps_its_memories_and_its_claims_are_traced_to_them_and_to_file_lines() {
     let dir = tempfile::tempdir().unwrap();
-    let brain = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
     let now = at("2026-11-20T10:00:00Z");
-    let block = brain
-        .block("ana/cell-biology", "What did we cover in July?", now, None)
-        .unwrap();
+    let block = block(&brain, &subject, "What did we cover in July?", now);
     let recalled: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
     assert!(!recalled.is_empty());
     let cells = {
-        let subject = brain.subject("ana/cell-biology").unwrap();
-        let store = brain.store().unwrap();
-        store
+        brain
             .file_versions(&subject)
             .unwrap()
             .into_iter()
@@ -61,7 +66,7 @@ fn an_answer_keeps_its_memories_and_its_claims_are_traced_to_them_and_to_file_li
     }];
 
     let answered = brain
-        .answer("ana/cell-biology", ANSWER, now, &recalled, &passages)
+        .answer(&subject, ANSWER, now, &recalled, &passages)
         .unwrap();
     let g = &answered.grounding;
     assert_eq!(g.traces.len(), 3, "the closing question is not a claim");
@@ -81,20 +86,14 @@ fn an_answer_keeps_its_memories_and_its_claims_are_traced_to_them_and_to_file_li
     assert_eq!(answered.cites, vec![("cells.md".to_string(), 1)]);
 
     // Both facts are saved on the answer episode, which cites the current file.
-    let store = brain.store().unwrap();
     let mut want = recalled.clone();
     want.sort_unstable();
     want.dedup();
-    let mut saved = saved_recalled(&store, answered.episode_id).unwrap();
-    saved.sort_unstable();
-    assert_eq!(saved, want);
-    assert_eq!(
-        saved_grounding(&store, answered.episode_id)
-            .unwrap()
-            .as_ref(),
-        Some(g)
-    );
-    let episode = store
+    let (mut saved_ids, saved_g) = saved(&brain, answered.episode_id);
+    saved_ids.sort_unstable();
+    assert_eq!(saved_ids, want);
+    assert_eq!(saved_g.as_ref(), Some(g));
+    let episode = brain
         .episodes_by_ids(&[answered.episode_id])
         .unwrap()
         .pop()
@@ -107,18 +106,13 @@ fn an_answer_keeps_its_memories_and_its_claims_are_traced_to_them_and_to_file_li
 #[test]
 fn without_the_recalled_memories_the_july_claim_is_untraced() {
     let dir = tempfile::tempdir().unwrap();
-    let brain = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
     let now = at("2026-11-20T10:00:00Z");
-    let answered = brain
-        .answer("ana/cell-biology", ANSWER, now, &[], &[])
-        .unwrap();
+    let answered = brain.answer(&subject, ANSWER, now, &[], &[]).unwrap();
     assert!(answered.grounding.traces.iter().all(|t| t.source.is_none()));
     assert_eq!(answered.grounding.stance, Stance::Couldnt);
-    let store = brain.store().unwrap();
     assert!(
-        saved_recalled(&store, answered.episode_id)
-            .unwrap()
-            .is_empty(),
+        saved(&brain, answered.episode_id).0.is_empty(),
         "no memory, no `recalled` annotation (it would mark a narration)"
     );
 }
@@ -126,55 +120,47 @@ fn without_the_recalled_memories_the_july_claim_is_untraced() {
 #[test]
 fn unknown_episodes_and_non_answers_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let brain = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
     let now = at("2026-11-20T10:00:00Z");
-    let question_id = {
-        let subject = brain.subject("ana/cell-biology").unwrap();
-        let store = brain.store().unwrap();
-        store
-            .episode_by_external_id(&subject, "e1")
+    let id = |ext: &str| {
+        brain
+            .episode_by_external_id(&subject, ext)
             .unwrap()
             .unwrap()
             .id
     };
-    let answer_id = {
-        let subject = brain.subject("ana/cell-biology").unwrap();
-        let store = brain.store().unwrap();
-        store
-            .episode_by_external_id(&subject, "e2")
-            .unwrap()
-            .unwrap()
-            .id
-    };
+    let (question_id, answer_id) = (id("e1"), id("e2"));
     assert!(matches!(
-        brain.record_answer("ana/cell-biology", 999_999, &[], now),
+        brain.record_answer(&subject, 999_999, &[], now),
         Err(tm_brain::Error::NotFound(_))
     ));
     assert!(matches!(
-        brain.record_answer("ana/cell-biology", question_id, &[], now),
+        brain.record_answer(&subject, question_id, &[], now),
         Err(tm_brain::Error::Invalid(_))
     ));
-    match brain.record_answer("ana/cell-biology", answer_id, &[question_id, 888_888], now) {
+    match brain.record_answer(&subject, answer_id, &[question_id, 888_888], now) {
         Err(tm_brain::Error::NotFound(m)) => assert!(m.contains("888888"), "{m}"),
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        brain.grounding("ana/nothing", answer_id, "x y", &[], &[], now),
+        brain.subject("ana/nothing"),
         Err(tm_brain::Error::NotFound(_))
     ));
+    assert!(matches!(
+        brain.grounding(&subject, question_id, "x y", &[], &[], now),
+        Err(tm_brain::Error::Invalid(_))
+    ));
     // Nothing was written by the refused calls.
-    let store = brain.store().unwrap();
-    assert!(store.annotations(answer_id).unwrap().is_empty());
+    let notes = brain.with_store(|s| Ok(s.annotations(answer_id)?)).unwrap();
+    assert!(notes.is_empty());
 }
 
 #[test]
 fn an_answer_that_retold_a_memory_is_not_a_memory_of_its_own_month() {
     let dir = tempfile::tempdir().unwrap();
-    let brain = sample(dir.path());
+    let (brain, subject) = sample(dir.path());
     let now = at("2026-11-20T10:00:00Z");
-    let july: Vec<i64> = brain
-        .block("ana/cell-biology", "What did we cover in July?", now, None)
-        .unwrap()
+    let july: Vec<i64> = block(&brain, &subject, "What did we cover in July?", now)
         .recalled
         .iter()
         .map(|r| r.id)
@@ -183,9 +169,7 @@ fn an_answer_that_retold_a_memory_is_not_a_memory_of_its_own_month() {
     let retold =
         "Eukaryotic cells contain a nucleus and membrane-bound organelles such as mitochondria.";
     assert!(!tm_model::recall::narrates_period(retold));
-    let a = brain
-        .answer("ana/cell-biology", retold, now, &july, &[])
-        .unwrap();
+    let a = brain.answer(&subject, retold, now, &july, &[]).unwrap();
     assert!(matches!(
         a.grounding.traces[0].source,
         Some(Source::Memory { .. })
@@ -193,24 +177,16 @@ fn an_answer_that_retold_a_memory_is_not_a_memory_of_its_own_month() {
     // Had the same memories in its prompt but did not use them.
     let fresh = "Chloroplasts capture light energy inside plant leaves.";
     let b = brain
-        .answer(
-            "ana/cell-biology",
-            fresh,
-            at("2026-11-20T10:05:00Z"),
-            &july,
-            &[],
-        )
+        .answer(&subject, fresh, at("2026-11-20T10:05:00Z"), &july, &[])
         .unwrap();
     assert!(b.grounding.traces.iter().all(|t| t.source.is_none()));
 
-    let november = brain
-        .block(
-            "ana/cell-biology",
-            "What did we cover in November?",
-            at("2026-11-25T10:00:00Z"),
-            None,
-        )
-        .unwrap();
+    let november = block(
+        &brain,
+        &subject,
+        "What did we cover in November?",
+        at("2026-11-25T10:00:00Z"),
+    );
     let ids: Vec<i64> = november.recalled.iter().map(|r| r.id).collect();
     assert!(ids.contains(&b.episode_id), "{ids:?}");
     assert!(

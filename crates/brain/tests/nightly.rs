@@ -3,12 +3,13 @@
 //! waits for five predictions, citations are verified as holds / changed /
 //! unverifiable.
 
+mod common;
+
 use chrono::{DateTime, Utc};
-use std::path::Path;
-use tm_brain::import::import_bytes;
 use tm_brain::nightly::{NightlyOptions, run};
-use tm_model::subject::SubjectKey;
-use tm_store::{Store, Subject};
+use tm_model::subject::Subject;
+use tm_store::Reader;
+use tm_store::sqlite::SqliteStore as Store;
 
 const SUBJECT: &str =
     r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#;
@@ -24,7 +25,7 @@ fn import(store: &mut Store, events: &[String]) {
         text.push('\n');
         text.push_str(e);
     }
-    import_bytes(store, "h", text.as_bytes(), Path::new("."), &mut |_, _| {}).unwrap();
+    common::import(store, &text).unwrap();
 }
 
 fn learner(id: &str, at: &str, text: &str) -> String {
@@ -49,9 +50,7 @@ fn check(id: &str, at: &str, topic: &str, verdict: &str, predicted: Option<f64>)
 }
 
 fn subject(store: &Store) -> Subject {
-    store
-        .require_subject(&SubjectKey::parse("ana/cells").unwrap())
-        .unwrap()
+    common::subject(store, "ana/cells")
 }
 
 /// Rows in every table the night may write.
@@ -99,7 +98,7 @@ fn opts() -> NightlyOptions {
 
 #[test]
 fn a_quiet_day_writes_nothing() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -115,7 +114,7 @@ fn a_quiet_day_writes_nothing() {
 
 #[test]
 fn a_day_is_consolidated_once_and_a_second_run_is_a_no_op() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -158,13 +157,13 @@ fn a_day_is_consolidated_once_and_a_second_run_is_a_no_op() {
     assert_eq!(next.nights[0].active, 0);
     assert_eq!(rows(&store), after_first);
     // The chain still verifies with the digest in it.
-    let chain = store.verify_subject(&s, None).unwrap();
-    assert_eq!(chain.state, tm_store::ChainState::Intact);
+    let chain = tm_store::verify(&store, &s, None).unwrap();
+    assert_eq!(chain.state, tm_model::episodes::ChainState::Intact);
 }
 
 #[test]
 fn a_belief_untouched_45_days_decays_by_exactly_15_percent_and_the_next_check_clears_the_flag() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -236,7 +235,7 @@ fn a_belief_untouched_45_days_decays_by_exactly_15_percent_and_the_next_check_cl
 
 #[test]
 fn calibration_is_claimed_only_from_five_predicted_checks() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     let mut events = vec![NOTES_V1.to_string()];
     for i in 0..4 {
         events.push(check(
@@ -284,7 +283,7 @@ fn calibration_is_claimed_only_from_five_predicted_checks() {
 
 #[test]
 fn replacing_or_removing_a_cited_file_is_reported_as_changed_and_a_check_is_unverifiable() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -328,8 +327,8 @@ fn replacing_or_removing_a_cited_file_is_reported_as_changed_and_a_check_is_unve
     assert_eq!(store.citation_checks(&s, "changed").unwrap().len(), 2);
     // The episodes themselves are untouched: the chain verifies.
     assert_eq!(
-        store.verify_subject(&s, None).unwrap().state,
-        tm_store::ChainState::Intact
+        tm_store::verify(&store, &s, None).unwrap().state,
+        tm_model::episodes::ChainState::Intact
     );
 }
 
@@ -349,7 +348,7 @@ fn eleven_answers_then_removal(store: &mut Store) {
 
 #[test]
 fn eleven_stale_citations_are_all_flagged_in_one_night_with_the_default_batch() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     eleven_answers_then_removal(&mut store);
     let r = run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
     let stale: Vec<_> = r.nights[0].subjects[0]
@@ -370,7 +369,7 @@ fn eleven_stale_citations_are_all_flagged_in_one_night_with_the_default_batch() 
 
 #[test]
 fn a_small_batch_reaches_every_citation_over_successive_nights_never_checked_first() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     eleven_answers_then_removal(&mut store);
     let small = NightlyOptions {
         batch: 4,
@@ -398,7 +397,7 @@ fn a_small_batch_reaches_every_citation_over_successive_nights_never_checked_fir
 
 #[test]
 fn since_catches_up_missed_nights_in_day_order() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -458,7 +457,7 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
     use std::sync::Arc;
     use tm_brain::block::{BlockRequest, build};
     use tm_brain::recall::Recaller;
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -523,7 +522,7 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
 
 #[test]
 fn a_failure_half_way_through_a_subject_leaves_none_of_its_night_written() {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -547,17 +546,8 @@ fn a_failure_half_way_through_a_subject_leaves_none_of_its_night_written() {
     let mut text = String::from(r#"{"type":"subject","learner":"ben","subject":"cells"}"#);
     text.push('\n');
     text.push_str(&learner("b1", "2026-03-02T10:00:00Z", "Hello"));
-    import_bytes(
-        &mut store,
-        "h2",
-        text.as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let ben = store
-        .require_subject(&SubjectKey::parse("ben/cells").unwrap())
-        .unwrap();
+    common::import(&mut store, &text).unwrap();
+    let ben = common::subject(&store, "ben/cells");
     let before = rows(&store);
     let r = run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
     assert_eq!(r.failures(), 1);

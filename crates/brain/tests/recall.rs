@@ -2,14 +2,15 @@
 //! repetitions collapse, time is a filter in many languages, narrations of a
 //! period are not memories of it.
 
+mod common;
+
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use std::path::Path;
 use std::sync::Arc;
-use tm_brain::import::import_bytes;
 use tm_brain::recall::{RecallQuery, RecallResult, Recaller};
 use tm_embed::HashEmbedder;
 use tm_model::subject::SubjectKey;
-use tm_store::Store;
+use tm_store::Reader;
+use tm_store::sqlite::SqliteStore as Store;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -17,27 +18,16 @@ fn t(s: &str) -> DateTime<Utc> {
 
 /// Imports events (JSON lines without the subject line) and embeds them.
 fn subject_with(events: &[String]) -> (Store, Recaller) {
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     let mut text =
         String::from(r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells"}"#);
     for e in events {
         text.push('\n');
         text.push_str(e);
     }
-    import_bytes(
-        &mut store,
-        "h.jsonl",
-        text.as_bytes(),
-        Path::new("."),
-        &mut |_, _| {},
-    )
-    .unwrap();
-    let recaller = Recaller::new(Arc::new(HashEmbedder::new()));
-    let subject = store.require_subject(&key()).unwrap();
-    recaller
-        .embed_missing(&mut store, &subject, &mut |_, _| {})
-        .unwrap();
-    (store, recaller)
+    // Recorded and embedded with the hashing embedder the recaller reads with.
+    common::import(&mut store, &text).unwrap();
+    (store, Recaller::new(Arc::new(HashEmbedder::new())))
 }
 
 fn key() -> SubjectKey {
@@ -54,7 +44,7 @@ fn tutor(id: &str, at: DateTime<Utc>, text: &str) -> String {
 }
 
 fn ask(store: &Store, r: &Recaller, question: &str, at: DateTime<Utc>) -> RecallResult {
-    let subject = store.require_subject(&key()).unwrap();
+    let subject = tm_store::require_subject(store, &key()).unwrap();
     r.recall(
         store,
         &subject,
@@ -277,7 +267,7 @@ impl tm_embed::Embedder for Renamed {
 #[test]
 fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
     let (mut store, _) = year_of_work();
-    let subject = store.require_subject(&key()).unwrap();
+    let subject = tm_store::require_subject(&store, &key()).unwrap();
     let total = store.episode_count(&subject).unwrap() as usize;
     assert_eq!(
         store.vector_models(&subject).unwrap(),

@@ -2,11 +2,11 @@
 
 use chrono::{DateTime, Utc};
 use expect_test::expect;
-use std::path::Path;
-use tm_brain::import::import_bytes;
 use tm_brain::nightly::{NightlyOptions, run};
-use tm_model::subject::SubjectKey;
-use tm_store::Store;
+use tm_store::sqlite::SqliteStore as Store;
+use tm_store::{Reader, StoreExt};
+
+mod common;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -20,12 +20,12 @@ fn import(store: &mut Store, events: &[serde_json::Value]) {
         text.push('\n');
         text.push_str(&e.to_string());
     }
-    import_bytes(store, "h", text.as_bytes(), Path::new("."), &mut |_, _| {}).unwrap();
+    common::import(store, &text).unwrap();
 }
 
 fn sample() -> Store {
     use serde_json::json;
-    let mut store = Store::open_in_memory().unwrap();
+    let mut store = common::memory();
     import(
         &mut store,
         &[
@@ -42,9 +42,7 @@ fn sample() -> Store {
                    "content":"# Osmosis\n**Osmosis** is water moving across a membrane, revised."}),
         ],
     );
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cells").unwrap())
-        .unwrap();
+    let subject = common::subject(&store, "ana/cells");
     let a2 = store
         .episode_by_external_id(&subject, "a2")
         .unwrap()
@@ -86,9 +84,7 @@ fn sample() -> Store {
 #[test]
 fn the_report_reads_as_a_teacher_needs_it() {
     let store = sample();
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cells").unwrap())
-        .unwrap();
+    let subject = common::subject(&store, "ana/cells");
     let report = tm_brain::report::build(&store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
     let text = tm_model::nightly::render_text(&report);
     expect![[r#"
@@ -133,9 +129,7 @@ fn the_report_reads_as_a_teacher_needs_it() {
 #[test]
 fn the_report_as_json_keeps_every_section() {
     let store = sample();
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cells").unwrap())
-        .unwrap();
+    let subject = common::subject(&store, "ana/cells");
     let report = tm_brain::report::build(&store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
     let json = serde_json::to_value(&report).unwrap();
     for key in [

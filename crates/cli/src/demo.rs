@@ -1,37 +1,46 @@
 //! `demo`: builds the sample subject shipped in `examples/` (compiled into the
-//! binary, so the demo runs from anywhere) and shows what the memory holds.
+//! binary, so the demo runs from anywhere) and shows what the memory holds:
+//! the log, the map, recall, four chat turns (dry runs: the demo needs no
+//! model) and the nightly loop, all through the brain; then it serves the
+//! web report.
 
+use crate::print::{describe, print_log, print_map, print_recall};
 use anyhow::{Context, Result};
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::ExitCode;
-use tm_model::subject::SubjectKey;
-use tm_store::Store;
+use std::sync::Arc;
+use tm_bench::programs::progress::{advance, bar};
+use tm_brain::Brain;
+use tm_brain::nightly::NightlyOptions;
+use tm_brain::recall::RecallQuery;
+use tm_brain::turn::TurnRequest;
 
-/// The sample subject: its history and the files the history names.
-pub(crate) const SAMPLE: &[(&str, &str)] = &[
-    (
-        "history.jsonl",
-        include_str!("../../../examples/cell-biology/history.jsonl"),
-    ),
-    (
-        "files/cells.md",
-        include_str!("../../../examples/cell-biology/files/cells.md"),
-    ),
-    (
-        "files/cells-v2.md",
-        include_str!("../../../examples/cell-biology/files/cells-v2.md"),
-    ),
-    (
-        "files/transport.md",
-        include_str!("../../../examples/cell-biology/files/transport.md"),
-    ),
-    (
-        "files/notes.txt",
-        include_str!("../../../examples/cell-biology/files/notes.txt"),
-    ),
-];
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// Where the demo's own database goes (recreated on each run).
+    #[arg(long, default_value = "tutor-memory-demo.db")]
+    demo_db: PathBuf,
+    /// Do not serve the web report at the end (for tests and CI).
+    #[arg(long)]
+    no_serve: bool,
+}
 
-pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>, serve: bool) -> Result<ExitCode> {
+fn at(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
+    Ok(chrono::DateTime::parse_from_rfc3339(s)?.with_timezone(&chrono::Utc))
+}
+
+fn import(brain: &Brain, history: &std::path::Path) -> Result<tm_brain::record::Recorded> {
+    let progress = bar("{msg} [{bar:40}] {pos}/{len}");
+    let report = brain.import_file(history, &mut |stage, done, total| {
+        progress.set_message(stage);
+        advance(&progress, done, total);
+    });
+    progress.finish_and_clear();
+    Ok(report?)
+}
+
+pub fn run(g: &crate::Global, a: DemoArgs) -> Result<ExitCode> {
+    let db = &a.demo_db;
     for suffix in ["", "-wal", "-shm"] {
         let p = format!("{}{suffix}", db.display());
         match std::fs::remove_file(&p) {
@@ -41,56 +50,40 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>, serve: bool) -> 
         }
     }
     let dir = tempfile::tempdir().context("creating a folder for the sample files")?;
-    for (name, text) in SAMPLE {
-        let path = dir.path().join(name);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)?;
-        }
-        std::fs::write(&path, text)?;
-    }
-    let mut store = Store::open(db).with_context(|| format!("opening {}", db.display()))?;
-    let history = dir.path().join("history.jsonl");
+    let history = tm_bench::sample::write(dir.path()).context("writing the sample files")?;
+    let brain = crate::brain(&crate::Global {
+        db: db.display().to_string(),
+        ..g.clone()
+    })?;
 
     println!("== Importing the sample subject into {}", db.display());
-    let recaller = crate::recaller(embedder, model_dir)?;
-    let report = crate::import_with_progress(
-        &mut store,
-        &history,
-        &tm_ingest::extract::OfflineExtractor::default(),
-        Some(&recaller),
-    )?;
+    let report = import(&brain, &history)?;
     println!(
-        "{}: {} events → {} episodes, {} file versions",
-        report.subject, report.events, report.appended, report.file_versions
+        "{}: {} events → {} episodes, {} file versions, embedded with {}",
+        report.subject,
+        report.events,
+        report.appended,
+        report.file_versions,
+        brain.embedder_name()?
     );
-    let again = crate::import_with_progress(
-        &mut store,
-        &history,
-        &tm_ingest::extract::OfflineExtractor::default(),
-        Some(&recaller),
-    )?;
+    let again = import(&brain, &history)?;
     println!(
         "importing the same history again: already imported = {}",
         again.already_imported
     );
 
-    let key = SubjectKey::parse(&report.subject)?;
-    let subject = store.require_subject(&key)?;
-    let embedded = crate::embed_with_progress(&recaller, &mut store, &subject)?;
+    let subject = brain.subject(&report.subject)?;
     println!(
-        "{embedded} episodes embedded with {}",
-        recaller.embedder().name()
+        "\n== The episode log of {} (append-only, hash-chained)",
+        subject.key
     );
-    println!("\n== The episode log of {key} (append-only, hash-chained)");
-    crate::print_log(&store.episodes(&subject, 1, usize::MAX)?);
+    print_log(&brain.episodes(&subject, 1, usize::MAX)?);
 
     println!("\n== The concept map built from the files (offline extractor)");
-    crate::print_map(&tm_brain::map::load(
-        store.latest_map(&subject)?.as_deref(),
-    )?);
+    print_map(&brain.map(&subject)?);
 
     println!("\n== Files and their versions");
-    for v in store.file_versions(&subject)? {
+    for v in brain.file_versions(&subject)? {
         let status = match (v.replaced_at, v.removed_at) {
             (_, Some(t)) => format!("removed {}", t.format("%Y-%m-%d")),
             (Some(t), _) => format!("replaced {}", t.format("%Y-%m-%d")),
@@ -108,48 +101,35 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>, serve: bool) -> 
     }
 
     // The turns the demo asks, at a fixed instant so every run shows the same.
-    let at =
-        chrono::DateTime::parse_from_rfc3339("2026-11-20T10:00:00Z")?.with_timezone(&chrono::Utc);
+    let turn_at = at("2026-11-20T10:00:00Z")?;
     for question in [
         "How does osmosis work again?",
         "What did we cover in July?",
         "¿Qué vimos en mayo?",
         "what is a cell",
     ] {
-        println!("\n== Recall at {} for: {question}", at.format("%Y-%m-%d"));
-        let query = tm_brain::recall::RecallQuery {
+        println!(
+            "\n== Recall at {} for: {question}",
+            turn_at.format("%Y-%m-%d")
+        );
+        let query = RecallQuery {
             question,
-            at,
+            at: turn_at,
             tz: chrono_tz::UTC,
             limit: 6,
             exclude: None,
         };
-        crate::print_recall(&recaller.recall(&store, &subject, &query)?, chrono_tz::UTC);
+        print_recall(&brain.recall(&subject, &query)?, chrono_tz::UTC);
     }
 
     println!("\n== Verifying the chain");
-    let cp = store.checkpoint(&subject)?;
-    for r in crate::verify(&store, None, Some(&cp))? {
-        println!("{}", crate::describe(&r));
-    }
+    let cp = brain.checkpoint(&subject)?;
+    println!("{}", describe(&brain.verify(&subject, Some(&cp))?));
     println!("checkpoint: {}", serde_json::to_string(&cp)?);
-    drop(store);
 
-    // Turns through the service's own path (block under the cap, the
-    // learner's message recorded, passages, the prompt), as dry runs: the
-    // demo needs no model.
-    let state = tm_server::AppState::new(
-        db,
-        std::sync::Arc::new(recaller),
-        tm_server::Config::default(),
-    )?;
-    let mut store = Store::open(db)?;
-    let key = tm_server::auth::generate().context("reading the system's randomness")?;
-    store.add_api_key("demo", &key.prefix, &key.sha256, true, chrono::Utc::now())?;
-    store.assign_learner(&subject.key.learner, "demo", chrono::Utc::now())?;
-    drop(store);
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
-    let app = tm_server::app(state.clone());
+    // Chat turns through the brain (block under the cap from the memory
+    // before the message, the message recorded, passages, the prompt), as
+    // dry runs: the demo needs no model.
     let turns = [
         (
             "an ordinary question",
@@ -172,73 +152,74 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>, serve: bool) -> 
             "What did we cover in July about eukaryotic cells?",
         ),
     ];
-    for (what, at, text) in turns {
-        println!("\n== Turn ({what}) at {at}: {text}");
-        let body = serde_json::json!({"text": text, "at": at});
-        let v = runtime.block_on(call(
-            &app,
-            &key.secret,
-            &format!("/v1/subjects/{key_path}/turns", key_path = subject.key),
-            body,
-        ))?;
-        let b = &v["block"];
-        println!("{}", b["block"].as_str().unwrap_or("(no block)"));
-        let recalled: Vec<String> = b["recalled"]
-            .as_array()
-            .map(|r| {
-                r.iter()
-                    .map(|m| {
-                        m["external_id"]
-                            .as_str()
-                            .map_or_else(|| format!("#{}", m["id"]), str::to_string)
-                    })
-                    .collect()
+    for (what, when, text) in turns {
+        println!("\n== Turn ({what}) at {when}: {text}");
+        let t = brain.turn(
+            &subject,
+            TurnRequest {
+                text: text.to_string(),
+                at: at(when)?,
+                id: None,
+                budget: None,
+                tz: None,
+                system: None,
+                assessment: None,
+            },
+        )?;
+        let b = &t.block;
+        println!("{}", if b.dropped { "(no block)" } else { &b.block });
+        let recalled: Vec<String> = b
+            .recalled
+            .iter()
+            .map(|m| {
+                m.external_id
+                    .clone()
+                    .unwrap_or_else(|| format!("#{}", m.id))
             })
-            .unwrap_or_default();
+            .collect();
         println!(
-            "mode {}, {} tokens, {:.1} ms, dropped {}; recalled: {}; {} passages in the prompt (dry run: {})",
-            b["mode"].as_str().unwrap_or("?"),
-            b["tokens"],
-            b["elapsed_ms"].as_f64().unwrap_or(0.0),
-            b["dropped"],
+            "mode {}, {} tokens, {:.1} ms, dropped {}; recalled: {}; {} passages in the prompt (dry run: true)",
+            b.mode,
+            b.tokens,
+            b.elapsed_ms,
+            b.dropped,
             if recalled.is_empty() {
                 "-".to_string()
             } else {
                 recalled.join(", ")
             },
-            v["passages"].as_array().map_or(0, Vec::len),
-            v["dry_run"]
+            t.passages.len()
         );
     }
 
     println!("\n== The nightly loop for the night ending 2026-11-21T03:00:00Z");
-    let night = runtime.block_on(call(
-        &app,
-        &key.secret,
-        "/v1/admin/nightly",
-        serde_json::json!({"at": "2026-11-21T03:00:00Z"}),
-    ))?;
-    for n in night["nights"].as_array().into_iter().flatten() {
+    let night = brain.nightly(
+        at("2026-11-21T03:00:00Z")?,
+        &NightlyOptions::default(),
+        &mut |_, _| {},
+    )?;
+    for n in &night.nights {
         println!(
             "{}: {} active, {} ran, {} consolidated, {} beliefs decayed, {} citations verified",
-            n["day"].as_str().unwrap_or("?"),
-            n["active"],
-            n["ran"],
-            n["consolidated"],
-            n["decayed"],
-            n["verified"]
+            n.day, n.active, n.ran, n.consolidated, n.decayed, n.verified
         );
     }
 
-    if !serve {
+    if a.no_serve {
         println!(
-            "\nTry: tutor-memory --db {} report --subject {key_s}   |   tutor-memory --db {} serve",
+            "\nTry: tutor-memory --db {} report --subject {}   |   tutor-memory --db {} serve",
             db.display(),
+            subject.key,
             db.display(),
-            key_s = subject.key
         );
         return Ok(ExitCode::SUCCESS);
     }
+    let key = tm_server::auth::generate().context("reading the system's randomness")?;
+    brain.add_api_key("demo", &key.prefix, &key.sha256, true, chrono::Utc::now())?;
+    brain.assign_learner(&subject.key.learner, "demo", chrono::Utc::now())?;
+    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default())
+        .map_err(anyhow::Error::msg)?;
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
@@ -253,16 +234,4 @@ pub fn run(db: &Path, embedder: &str, model_dir: Option<&Path>, serve: bool) -> 
             .context("serving")
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// One JSON POST through the service's router (no socket).
-async fn call(
-    app: &tm_server::Router,
-    key: &str,
-    uri: &str,
-    body: serde_json::Value,
-) -> Result<serde_json::Value> {
-    tm_server::post_json(app, key, uri, &body)
-        .await
-        .map_err(|e| anyhow::anyhow!("{uri}: {e}"))
 }

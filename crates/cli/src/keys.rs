@@ -3,9 +3,9 @@
 
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
-use std::path::Path;
 use std::process::ExitCode;
-use tm_store::Claim;
+use tm_brain::Brain;
+use tm_model::tenants::Claim;
 
 #[derive(Subcommand)]
 pub enum KeysCommand {
@@ -46,14 +46,13 @@ fn check_tenant(name: &str) -> Result<()> {
     Ok(())
 }
 
-pub fn run(db: &Path, command: KeysCommand) -> Result<ExitCode> {
-    let mut store = crate::open(db)?;
+pub fn run(brain: &Brain, command: KeysCommand) -> Result<ExitCode> {
     let now = chrono::Utc::now();
     match command {
         KeysCommand::Create { tenant, admin } => {
             check_tenant(&tenant)?;
             let key = tm_server::auth::generate().context("reading the system's randomness")?;
-            let stored = store.add_api_key(&tenant, &key.prefix, &key.sha256, admin, now)?;
+            let stored = brain.add_api_key(&tenant, &key.prefix, &key.sha256, admin, now)?;
             println!("{}", key.secret);
             eprintln!(
                 "key {} for tenant {}{} — shown once; send it as `Authorization: Bearer <key>`",
@@ -63,7 +62,7 @@ pub fn run(db: &Path, command: KeysCommand) -> Result<ExitCode> {
             );
         }
         KeysCommand::List { json } => {
-            let keys = store.api_keys()?;
+            let keys = brain.api_keys()?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&keys)?);
             } else if keys.is_empty() {
@@ -83,13 +82,13 @@ pub fn run(db: &Path, command: KeysCommand) -> Result<ExitCode> {
                 }
             }
         }
-        KeysCommand::Revoke { prefix } => match store.revoke_api_key(&prefix, now)? {
+        KeysCommand::Revoke { prefix } => match brain.revoke_api_key(&prefix, now)? {
             Some(k) => println!("key {} of tenant {} is revoked", k.prefix, k.tenant),
             None => bail!("no key has the prefix {prefix:?}"),
         },
         KeysCommand::Assign { tenant, learner } => {
             check_tenant(&tenant)?;
-            match store.assign_learner(&learner, &tenant, now)? {
+            match brain.assign_learner(&learner, &tenant, now)? {
                 Some(Claim::Mine) => println!("learner {learner} now belongs to tenant {tenant}"),
                 Some(Claim::Taken) => bail!("learner {learner} belongs to another tenant"),
                 None => bail!("no learner {learner}"),

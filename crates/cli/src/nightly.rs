@@ -3,10 +3,10 @@
 
 use anyhow::{Context, Result, bail};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
-use std::path::Path;
 use std::process::ExitCode;
-use tm_brain::nightly::{NightlyOptions, NightlyReport, run_with_progress};
-use tm_model::subject::SubjectKey;
+use tm_bench::programs::progress::{advance, bar};
+use tm_brain::Brain;
+use tm_brain::nightly::{NightlyOptions, NightlyReport};
 
 #[derive(clap::Args)]
 pub struct NightlyArgs {
@@ -65,8 +65,7 @@ fn instant(at: Option<&str>) -> Result<DateTime<Utc>> {
     at.map_or_else(|| Ok(Utc::now()), crate::parse_instant)
 }
 
-pub fn nightly(db: &Path, args: NightlyArgs) -> Result<ExitCode> {
-    let mut store = crate::open(db)?;
+pub fn nightly(brain: &Brain, args: NightlyArgs) -> Result<ExitCode> {
     let since = args
         .since
         .as_deref()
@@ -82,11 +81,11 @@ pub fn nightly(db: &Path, args: NightlyArgs) -> Result<ExitCode> {
         since,
     };
     loop {
-        let bar = crate::progress_bar("night [{bar:40}] {pos}/{len} subjects");
-        let report = run_with_progress(&mut store, at, &opts, &mut |done, total| {
-            crate::advance(&bar, done, total)
+        let progress = bar("night [{bar:40}] {pos}/{len} subjects");
+        let report = brain.nightly(at, &opts, &mut |done, total| {
+            advance(&progress, done, total)
         });
-        bar.finish_and_clear();
+        progress.finish_and_clear();
         let mut failed = false;
         match (report, every) {
             (Ok(r), _) => {
@@ -145,11 +144,10 @@ fn print(r: &NightlyReport, json: bool) -> Result<()> {
     Ok(())
 }
 
-pub fn report(db: &Path, args: ReportArgs) -> Result<ExitCode> {
-    let store = crate::open(db)?;
-    let subject = store.require_subject(&SubjectKey::parse(&args.subject)?)?;
+pub fn report(brain: &Brain, args: ReportArgs) -> Result<ExitCode> {
+    let subject = brain.subject(&args.subject)?;
     let at = instant(args.at.as_deref())?;
-    let report = tm_brain::report::build(&store, &subject, at)?;
+    let report = brain.report(&subject, at)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {

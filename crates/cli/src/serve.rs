@@ -1,57 +1,65 @@
-//! `serve`: the HTTP service over the database, until Ctrl-C or SIGTERM.
+//! `serve`: the HTTP service over the brain, until Ctrl-C or SIGTERM.
 
 use anyhow::{Context, Result};
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
+use tm_brain::Brain;
 
-/// Options of `serve`.
-pub struct ServeOptions<'a> {
-    pub db: &'a Path,
-    pub addr: &'a str,
-    pub embedder: &'a str,
-    pub model_dir: Option<&'a Path>,
-    pub block_cap: Duration,
-    /// Run the nightly loop in the background every interval.
-    pub nightly_every: Option<Duration>,
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    addr: String,
+    /// Hard time cap on a block, in milliseconds.
+    #[arg(long, default_value_t = 2500)]
+    cap_ms: u64,
+    /// Also run the nightly loop in the background every interval (e.g. 24h).
+    #[arg(long)]
+    nightly_every: Option<String>,
 }
 
-/// The service's state for a database: the chosen embedder, and the chat
-/// endpoint from TUTOR_MEMORY_CHAT_URL / _MODEL / _KEY when set.
-pub fn state(
-    db: &Path,
-    embedder: &str,
-    model_dir: Option<&Path>,
-    block_cap: Duration,
-) -> Result<tm_server::AppState> {
-    let recaller = Arc::new(crate::recaller(embedder, model_dir)?);
+/// The service's state for a brain: the chat endpoint from
+/// TUTOR_MEMORY_CHAT_URL / _MODEL / _KEY when set.
+pub fn state(brain: Brain) -> Result<tm_server::AppState> {
     let config = tm_server::Config {
-        block_cap,
         chat: tm_ingest::extract::LlmConfig::from_env(),
         ..tm_server::Config::default()
     };
-    tm_server::AppState::new(db, recaller, config)
-        .with_context(|| format!("opening the store {}", db.display()))
+    tm_server::AppState::new(Arc::new(brain), config).map_err(anyhow::Error::msg)
 }
 
-pub fn run(opts: ServeOptions<'_>) -> Result<ExitCode> {
-    let state = state(opts.db, opts.embedder, opts.model_dir, opts.block_cap)?;
+pub fn run(mut brain: Brain, a: ServeArgs) -> Result<ExitCode> {
+    let every = a
+        .nightly_every
+        .as_deref()
+        .map(|s| {
+            crate::nightly::parse_every(s).and_then(|d| {
+                d.to_std()
+                    .map_err(|_| anyhow::anyhow!("--nightly-every must be positive"))
+            })
+        })
+        .transpose()?;
+    brain.set_cap(Duration::from_millis(a.cap_ms));
+    // Made now, not on the first request: a model that cannot be had is
+    // said at start-up.
+    let embedder = brain.embedder_name()?;
+    let location = brain.location().to_string();
+    let state = state(brain)?;
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(opts.addr)
+        let listener = tokio::net::TcpListener::bind(&a.addr)
             .await
-            .with_context(|| format!("listening on {}", opts.addr))?;
+            .with_context(|| format!("listening on {}", a.addr))?;
         let local = listener.local_addr()?;
         eprintln!(
-            "serving {} on http://{local} (API under /v1, OpenAPI at /v1/openapi.json, report at /subjects/<learner>/<subject>); Ctrl-C stops",
-            opts.db.display()
+            "serving {location} on http://{local} with {embedder} (API under /v1, OpenAPI at /v1/openapi.json, report at /subjects/<learner>/<subject>); Ctrl-C stops"
         );
-        if let Some(every) = opts.nightly_every {
+        if let Some(every) = every {
             eprintln!("the nightly loop runs every {} s", every.as_secs());
             tokio::spawn(tm_server::admin::schedule(state.clone(), every));
         }
-        if state.config().chat.is_none() {
+        if state.chat().is_none() {
             eprintln!("no chat endpoint configured (TUTOR_MEMORY_CHAT_URL): turns are dry runs");
         }
         tm_server::serve(listener, state, tm_server::shutdown_signal())

@@ -4,8 +4,10 @@
 use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use tm_model::episodes::ChainState;
 use tm_model::subject::SubjectKey;
-use tm_store::{ChainState, Store};
+use tm_store::sqlite::SqliteStore;
+use tm_store::{Reader, require_subject, verify};
 
 const EVENTS: usize = 20_000;
 
@@ -97,9 +99,9 @@ fn sigkill_during_import_leaves_none_or_all() {
         let status = child.wait().unwrap();
         assert_eq!(status.success(), !kill_mid_write);
 
-        let store = Store::open(&db).unwrap();
+        let store = SqliteStore::open(&db).unwrap();
         for s in store.subjects().unwrap() {
-            let r = store.verify_subject(&s, None).unwrap();
+            let r = verify(&store, &s, None).unwrap();
             assert_eq!(r.state, ChainState::Intact, "{r:?}");
         }
         let count = match store
@@ -111,9 +113,7 @@ fn sigkill_during_import_leaves_none_or_all() {
         };
         let expected = if kill_mid_write { 0 } else { EVENTS };
         assert_eq!(count, expected, "round {round}: a partial import");
-        let ana = store
-            .require_subject(&SubjectKey::parse("ana/cells").unwrap())
-            .unwrap();
+        let ana = require_subject(&store, &SubjectKey::parse("ana/cells").unwrap()).unwrap();
         assert_eq!(
             store.episode_count(&ana).unwrap(),
             1,

@@ -104,6 +104,10 @@ impl Embedder for HashEmbedder {
         Self::NAME
     }
 
+    fn calibration(&self) -> crate::Calibration {
+        crate::Calibration::HASHED
+    }
+
     fn dim(&self) -> usize {
         DIM
     }

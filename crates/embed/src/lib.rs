@@ -26,8 +26,54 @@ pub use hash::HashEmbedder;
 pub use minilm::{MAX_TOKENS, MiniLm, fingerprint};
 pub use openai::{OpenAiConfig, OpenAiEmbedder};
 
+/// What an embedder's cosines mean, measured on its own output: whether they
+/// are meaning at all, and the thresholds recall, routing and the concept
+/// map read them by. They belong to the embedder: another model puts
+/// unrelated and related texts at other cosines.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Calibration {
+    /// Cosines measure meaning (a neural model), not shared character n-grams.
+    pub semantic: bool,
+    /// Concept names at or above this cosine are one concept (SPEC §4: 0.86
+    /// for all-MiniLM-L6-v2); `None`: concepts merge by name only.
+    pub merge_threshold: Option<f32>,
+    /// Cosine at or above which an episode matches a question by meaning.
+    pub match_floor: f32,
+    /// Cosine at which that match counts fully.
+    pub match_full: f32,
+    /// Cosine between a question and a concept name that routes the
+    /// question to the concept.
+    pub route_floor: f32,
+}
+
+impl Calibration {
+    /// all-MiniLM-L6-v2: unrelated short texts sit around 0–0.2, related ones
+    /// at 0.35 and above, paraphrases near 0.8.
+    pub const MINILM: Calibration = Calibration {
+        semantic: true,
+        merge_threshold: Some(0.86),
+        match_floor: 0.35,
+        match_full: 0.8,
+        route_floor: 0.5,
+    };
+    /// The hashing embedder: unrelated texts share character n-grams, so its
+    /// cosines run higher and say nothing of meaning; only a near-exact name routes.
+    pub const HASHED: Calibration = Calibration {
+        semantic: false,
+        merge_threshold: None,
+        match_floor: 0.45,
+        match_full: 0.9,
+        route_floor: 0.6,
+    };
+}
+
 /// Turns texts into L2-normalised vectors of a fixed dimension.
 pub trait Embedder: Send + Sync {
+    /// How to read this embedder's cosines. Neural models default to
+    /// MiniLM's thresholds until measured on their own.
+    fn calibration(&self) -> Calibration {
+        Calibration::MINILM
+    }
     /// Identifies the model, e.g. `all-MiniLM-L6-v2` or `hash-v1-384`. Stored beside the
     /// vectors so that a model change is detected and the vectors rebuilt.
     fn name(&self) -> &str;
@@ -127,6 +173,19 @@ pub fn default_embedder(model_dir: Option<&Path>) -> (Box<dyn Embedder>, Option<
                 HashEmbedder::NAME
             )),
         ),
+    }
+}
+
+/// The embedder named by a choice (`minilm`, `openai`, `hash`): the
+/// default MiniLM falls back to hashing when its model cannot be had, and
+/// then the second value is the warning the caller must show.
+pub fn choose(
+    choice: &str,
+    model_dir: Option<&Path>,
+) -> Result<(Box<dyn Embedder>, Option<String>)> {
+    match choice.parse::<EmbedderChoice>()? {
+        EmbedderChoice::MiniLm => Ok(default_embedder(model_dir)),
+        other => Ok((embedder(other, model_dir)?, None)),
     }
 }
 

@@ -26,7 +26,8 @@ pub enum Error {
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// Reads one file's pages into its bounded concept list.
-pub trait ConceptExtractor {
+/// Reads one file's pages into its bounded concept list. Shared by every
+/// request a service answers, so it is `Send + Sync`.
+pub trait ConceptExtractor: Send + Sync {
     fn extract(&self, file_name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>>;
 }

@@ -147,6 +147,65 @@ pub struct Evidence {
     pub sha256: String,
 }
 
+/// An episode to append. Its seq, link and hash are the store's to assign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewEpisode {
+    pub kind: Kind,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub salience: f64,
+    pub summary: String,
+    pub text: String,
+    pub concepts: Vec<String>,
+    pub evidence: Vec<Evidence>,
+    /// Kind-specific facts (a check's topic and verdict, a quiz's score…).
+    /// Serialised with sorted keys, so the same facts always hash the same.
+    pub data: serde_json::Map<String, serde_json::Value>,
+    pub external_id: Option<String>,
+    /// Identity of the recorded event this episode came from, if any: a
+    /// second event with the same key is the same event, and is skipped.
+    pub import_key: Option<Hash>,
+}
+
+/// An episode as stored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Episode {
+    pub id: i64,
+    pub seq: u64,
+    pub kind: Kind,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub salience: f64,
+    pub summary: String,
+    pub text: String,
+    pub concepts: Vec<String>,
+    pub evidence: Vec<Evidence>,
+    pub data: serde_json::Map<String, serde_json::Value>,
+    pub external_id: Option<String>,
+    #[serde(serialize_with = "hex_hash")]
+    pub hash: Hash,
+}
+
+fn hex_hash<S: serde::Serializer>(h: &Hash, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&hex::encode(h))
+}
+
+/// What an append wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    pub id: i64,
+    pub seq: u64,
+    pub hash: Hash,
+}
+
+/// A fact learned after an episode was written, appended beside it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Annotation {
+    pub id: i64,
+    pub episode_id: i64,
+    pub kind: String,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub data: serde_json::Value,
+}
+
 /// The immutable fields of an episode, as hashed. JSON fields are the exact
 /// stored text (see the module docs).
 #[derive(Debug, Clone, Copy)]
@@ -228,6 +287,32 @@ pub struct Checkpoint {
     pub seq: u64,
     /// Hex SHA-256 of the episode at `seq`.
     pub head_hash: String,
+}
+
+/// How one subject's chain stands.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainState {
+    Intact,
+    Broken,
+}
+
+/// The result of verifying one subject's chain.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChainReport {
+    pub subject: String,
+    pub state: ChainState,
+    /// Episodes verified before the first break (all of them when intact).
+    pub verified: u64,
+    /// The seq and hex hash of the last verified episode (0 and the genesis
+    /// hash for an empty chain).
+    pub head_seq: u64,
+    pub head_hash: String,
+    /// The first break, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_break: Option<Break>,
+    /// Whether a checkpoint was compared.
+    pub checkpoint_checked: bool,
 }
 
 /// The first place a chain stops being what was written.

@@ -8,6 +8,8 @@
 pub mod beliefs;
 pub mod block;
 pub mod episodes;
+pub mod events;
+pub mod files;
 pub mod grounding;
 pub mod lang;
 pub mod map;
@@ -16,4 +18,5 @@ pub mod passages;
 pub mod recall;
 pub mod subject;
 pub mod teaching;
+pub mod tenants;
 pub mod window;

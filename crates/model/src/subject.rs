@@ -1,8 +1,45 @@
 //! Who and what a memory is about: one learner, one subject, named by slugs
 //! (`ana/cell-biology`).
 
+use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+
+/// A subject as the stores hold it: its key, its title, the learner's
+/// language and time zone ("in July" is July there; dates in the block are
+/// written there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Subject {
+    /// The store's id for the subject (stable, never reused).
+    pub id: i64,
+    pub key: SubjectKey,
+    pub title: String,
+    /// BCP 47 tag, when the history named one.
+    pub language: Option<String>,
+    #[serde(serialize_with = "tz_name")]
+    pub timezone: Option<Tz>,
+}
+
+impl Subject {
+    /// The learner's time zone: the subject's, else UTC.
+    pub fn tz(&self) -> Tz {
+        self.timezone.unwrap_or(chrono_tz::UTC)
+    }
+}
+
+fn tz_name<S: serde::Serializer>(tz: &Option<Tz>, s: S) -> Result<S::Ok, S::Error> {
+    match tz {
+        Some(t) => s.serialize_some(t.name()),
+        None => s.serialize_none(),
+    }
+}
+
+/// Parses an IANA time zone name (`Europe/Berlin`), with the error every
+/// entry point shows.
+pub fn parse_tz(name: &str) -> Result<Tz, KeyError> {
+    name.parse::<Tz>()
+        .map_err(|_| KeyError::BadTimeZone(name.to_string()))
+}
 
 /// `learner/subject`, both slugs.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -20,6 +57,8 @@ pub enum KeyError {
     BadSlug(String),
     #[error("{0:?} is not a subject key: write it as learner/subject")]
     BadKey(String),
+    #[error("{0:?} is not an IANA time zone name such as Europe/Berlin")]
+    BadTimeZone(String),
 }
 
 /// Checks a slug: 1–64 of `[a-z0-9._-]`, starting with a letter or digit.

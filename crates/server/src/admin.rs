@@ -60,7 +60,7 @@ pub async fn nightly(
         opts.batch = b.clamp(1, 100_000);
     }
     let report = state
-        .blocking(move |store| Ok(tm_brain::nightly::run(store, at, &opts)?))
+        .blocking(move |brain| Ok(brain.nightly(at, &opts, &mut |_, _| {})?))
         .await?;
     Ok(axum::Json(crate::api::to_value(&report)?))
 }
@@ -73,12 +73,8 @@ pub async fn schedule(state: AppState, every: Duration) {
         tick.tick().await;
         let at = Utc::now();
         let result = state
-            .blocking(move |store| {
-                Ok(tm_brain::nightly::run(
-                    store,
-                    at,
-                    &NightlyOptions::default(),
-                )?)
+            .blocking(move |brain| {
+                Ok(brain.nightly(at, &NightlyOptions::default(), &mut |_, _| {})?)
             })
             .await;
         match result {

@@ -1,8 +1,8 @@
 //! The versioned JSON API under `/v1`: what the CLI does, over HTTP, for one
 //! tenant's learners. Every handler resolves the subject through the tenant
-//! (another tenant's subject is 404, exactly like a missing one), runs store
-//! and embedding work on the blocking pool, and records events through the
-//! brain's import path, so the API and history files share one validation.
+//! (another tenant's subject is 404, exactly like a missing one) and asks the
+//! brain on the blocking pool; events are FORMATS v1 events, read by the same
+//! rules as history files and recorded by the brain's one record path.
 
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
@@ -14,10 +14,12 @@ use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use std::time::Instant;
-use tm_brain::block::{Block, BlockRequest};
-use tm_model::subject::SubjectKey;
-use tm_store::{Claim, Store, Subject};
+use tm_brain::Brain;
+use tm_brain::block::Block;
+use tm_brain::brain::Taught;
+use tm_brain::record::Recorded;
+use tm_model::events::{Event, EventBody, FileSource};
+use tm_model::subject::{Subject, SubjectKey};
 use utoipa::{IntoParams, ToSchema};
 
 /// A JSON body whose rejections answer in the API's error shape.
@@ -73,16 +75,13 @@ pub fn at_or_now(at: Option<&str>) -> ApiResult<DateTime<Utc>> {
 
 /// The subject, when it exists and its learner is the tenant's; 404 otherwise
 /// (another tenant's subject must be indistinguishable from a missing one).
-pub fn owned(store: &Store, tenant: &Tenant, learner: &str, subject: &str) -> ApiResult<Subject> {
+pub fn owned(brain: &Brain, tenant: &Tenant, learner: &str, subject: &str) -> ApiResult<Subject> {
     let shown = format!("{learner}/{subject}");
-    let key = SubjectKey::parse(&shown).map_err(|_| ApiError::unknown_subject(&shown))?;
-    let s = store
-        .subject(&key)?
-        .ok_or_else(|| ApiError::unknown_subject(&shown))?;
-    if store.subject_tenant(&s)? != Some(tenant.id) {
-        return Err(ApiError::unknown_subject(&shown));
+    match brain.tenant_subject(tenant.id, &shown) {
+        Ok(s) => Ok(s),
+        Err(tm_brain::Error::NotFound(_)) => Err(ApiError::unknown_subject(&shown)),
+        Err(e) => Err(e.into()),
     }
-    Ok(s)
 }
 
 // ---------------------------------------------------------------- subjects
@@ -129,7 +128,7 @@ impl From<&Subject> for SubjectOut {
             subject: s.key.subject.clone(),
             title: s.title.clone(),
             language: s.language.clone(),
-            timezone: s.timezone.clone(),
+            timezone: s.timezone.map(|t| t.name().to_string()),
         }
     }
 }
@@ -155,46 +154,23 @@ pub async fn create_subject(
 ) -> ApiResult<Response> {
     let key = SubjectKey::parse(&format!("{}/{}", body.learner, body.subject))
         .map_err(|e| ApiError::invalid(e.to_string()))?;
-    if let Some(tz) = &body.timezone {
-        tz.parse::<chrono_tz::Tz>().map_err(|_| {
-            ApiError::invalid(format!(
-                "{tz:?} is not an IANA time zone name such as Europe/Berlin"
-            ))
-        })?;
-    }
+    let tz = body
+        .timezone
+        .as_deref()
+        .map(tm_model::subject::parse_tz)
+        .transpose()
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
     let at = at_or_now(body.at.as_deref())?;
     let (subject, created) = state
-        .blocking(move |store| {
-            let existed = store.subject(&key)?.is_some();
-            let out = store.write_with(|tx| {
-                if tx.claim_learner(&key.learner, tenant.id, at)? == Claim::Taken {
-                    return Ok(None);
-                }
-                let s = tx.ensure_subject(
-                    &key,
-                    body.title.as_deref().unwrap_or(""),
-                    body.language.as_deref(),
-                    at,
-                )?;
-                if let Some(tz) = &body.timezone
-                    && !existed
-                {
-                    tx.set_timezone(&s, tz)?;
-                }
-                Ok::<_, ApiError>(Some(s))
-            })?;
-            let s = out.ok_or_else(|| {
-                ApiError::new(
-                    StatusCode::CONFLICT,
-                    "learner_unavailable",
-                    format!(
-                        "the learner slug {:?} is not available to this key",
-                        key.learner
-                    ),
-                )
-            })?;
-            // Re-read: the time zone may have been set in the transaction.
-            Ok((store.require_subject(&s.key)?, !existed))
+        .blocking(move |brain| {
+            Ok(brain.create_subject(
+                tenant.id,
+                &key,
+                body.title.as_deref().unwrap_or(""),
+                body.language.as_deref(),
+                tz,
+                at,
+            )?)
         })
         .await?;
     let status = if created {
@@ -214,7 +190,7 @@ pub async fn list_subjects(
     tenant: Tenant,
 ) -> ApiResult<axum::Json<SubjectList>> {
     let subjects = state
-        .blocking(move |store| Ok(store.tenant_subjects(tenant.id)?))
+        .blocking(move |brain| Ok(brain.tenant_subjects(tenant.id)?))
         .await?;
     Ok(axum::Json(SubjectList {
         subjects: subjects.iter().map(SubjectOut::from).collect(),
@@ -253,9 +229,9 @@ pub async fn get_subject(
     Path((learner, subject)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<SubjectDetail>> {
     let detail = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let files = store
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let files = brain
                 .file_versions(&s)?
                 .into_iter()
                 .map(|v| FileOut {
@@ -270,7 +246,7 @@ pub async fn get_subject(
                 })
                 .collect();
             Ok(SubjectDetail {
-                episodes: store.episode_count(&s)?,
+                episodes: brain.episode_count(&s)?,
                 subject: SubjectOut::from(&s),
                 files,
             })
@@ -281,76 +257,11 @@ pub async fn get_subject(
 
 // ---------------------------------------------------------------- events
 
-/// What recording events did (the import report).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Recorded {
-    pub subject: String,
-    /// Events in the request.
-    pub events: usize,
-    /// Episodes appended.
-    pub appended: usize,
-    /// Events already recorded (same JSON), skipped.
-    pub skipped: usize,
-    /// File versions stored.
-    pub file_versions: usize,
-    /// The chain's head after the write.
-    pub head_seq: u64,
-}
-
-/// Records FORMATS v1 history events (one object or an array) through the
-/// import path: one transaction, then the new episodes are embedded.
-pub fn record_events(
-    state: &AppState,
-    store: &mut Store,
-    subject: &Subject,
-    events: &[serde_json::Value],
-    base: &std::path::Path,
-) -> ApiResult<Recorded> {
-    let mut text = serde_json::json!({
-        "type": "subject",
-        "learner": subject.key.learner,
-        "subject": subject.key.subject,
-        "title": subject.title,
-    })
-    .to_string();
-    text.push('\n');
-    for e in events {
-        text.push_str(&e.to_string());
-        text.push('\n');
-    }
-    let recaller = state.recaller();
-    let similarity =
-        (!recaller.embedder().name().starts_with("hash")).then(|| tm_brain::import::Similarity {
-            embedder: recaller.embedder(),
-            threshold: 0.86,
-        });
-    let report = tm_brain::import::import_bytes_merging(
-        store,
-        "request",
-        text.as_bytes(),
-        base,
-        &tm_ingest::extract::OfflineExtractor::default(),
-        similarity.as_ref(),
-        &mut |_, _| {},
-    )?;
-    recaller.embed_missing(store, subject, &mut |_, _| {})?;
-    if report.file_versions > 0 {
-        tm_brain::passages::embed_missing(store, recaller.embedder(), subject, &mut |_| {})?;
-    }
-    Ok(Recorded {
-        subject: report.subject,
-        events: report.events,
-        appended: report.appended,
-        skipped: report.skipped,
-        file_versions: report.file_versions,
-        head_seq: store.episode_count(subject)?,
-    })
-}
-
-/// Checks events from a client before they reach the import: no subject
-/// lines, and no `path` (the server's file system is not the client's).
-fn client_events(body: serde_json::Value) -> ApiResult<Vec<serde_json::Value>> {
-    let events = match body {
+/// Reads the events a client sent (one object or an array): each by the
+/// FORMATS v1 rules, no subject lines, and no `path` (the server's file
+/// system is not the client's). Errors name the event (1-based).
+pub fn client_events(body: serde_json::Value) -> ApiResult<Vec<Event>> {
+    let values = match body {
         serde_json::Value::Array(a) => a,
         o @ serde_json::Value::Object(_) => vec![o],
         _ => {
@@ -359,28 +270,36 @@ fn client_events(body: serde_json::Value) -> ApiResult<Vec<serde_json::Value>> {
             ));
         }
     };
-    if events.is_empty() {
+    if values.is_empty() {
         return Err(ApiError::invalid("no events"));
     }
-    for (i, e) in events.iter().enumerate() {
-        let Some(o) = e.as_object() else {
-            return Err(ApiError::invalid(format!(
-                "event {}: expected a JSON object",
-                i + 1
-            )));
-        };
-        if o.get("type").and_then(|t| t.as_str()) == Some("subject") {
-            return Err(ApiError::invalid(format!(
-                "event {}: the subject is named by the URL, not by a subject line",
-                i + 1
-            )));
+    let bad = |i: usize, message: String| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_event",
+            format!("event {}: {message}", i + 1),
+        )
+    };
+    let mut events = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        if tm_model::events::is_subject_line(&v) {
+            return Err(bad(
+                i,
+                "the subject is named by the URL, not by a subject line".into(),
+            ));
         }
-        if o.contains_key("path") {
-            return Err(ApiError::invalid(format!(
-                "event {}: a file event over HTTP carries `content` or `pages`, or is uploaded to /files; `path` is not accepted",
-                i + 1
-            )));
+        let e = Event::from_json(v).map_err(|e| bad(i, e.0))?;
+        if let EventBody::File {
+            source: FileSource::Path(_),
+            ..
+        } = e.body
+        {
+            return Err(bad(
+                i,
+                "a file event over HTTP carries `content` or `pages`, or is uploaded to /files; `path` is not accepted".into(),
+            ));
         }
+        events.push(e);
     }
     Ok(events)
 }
@@ -400,17 +319,10 @@ pub async fn post_events(
     JsonBody(body): JsonBody<serde_json::Value>,
 ) -> ApiResult<axum::Json<Recorded>> {
     let events = client_events(body)?;
-    let st = state.clone();
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            record_events(
-                &st,
-                store,
-                &s,
-                &events,
-                std::path::Path::new("/nonexistent"),
-            )
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            Ok(brain.record(&s, &events)?)
         })
         .await?;
     Ok(axum::Json(out))
@@ -469,20 +381,17 @@ pub async fn upload_file(
         ));
     }
     let at = at_or_now(at.as_deref())?;
-    let st = state.clone();
+    let event = Event::new(
+        at,
+        EventBody::File {
+            name,
+            source: FileSource::Bytes(bytes.to_vec()),
+        },
+    );
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            // The import reads files from disk by path: the upload goes to a
-            // private folder for the length of the import.
-            let dir = tempfile::tempdir()
-                .map_err(|e| ApiError::internal(format!("cannot stage the upload: {e}")))?;
-            std::fs::write(dir.path().join("upload"), &bytes)
-                .map_err(|e| ApiError::internal(format!("cannot stage the upload: {e}")))?;
-            let event = serde_json::json!({
-                "type": "file", "at": at.to_rfc3339(), "name": name, "path": "upload",
-            });
-            record_events(&st, store, &s, &[event], dir.path())
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            Ok(brain.record(&s, &[event])?)
         })
         .await?;
     Ok(axum::Json(out))
@@ -501,16 +410,6 @@ pub struct TeachRequest {
     pub id: Option<String>,
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct Taught {
-    pub appended: usize,
-    /// The language whose cue was found.
-    pub lang: String,
-    pub cue: String,
-    /// Concepts of the map the message names.
-    pub concepts: Vec<String>,
-}
-
 /// Teach the tutor (only an explicit cue such as "remember that …" teaches).
 #[utoipa::path(post, path = "/v1/subjects/{learner}/{subject}/teach", tag = "events",
     params(("learner" = String, Path), ("subject" = String, Path)),
@@ -524,36 +423,10 @@ pub async fn teach(
     JsonBody(body): JsonBody<TeachRequest>,
 ) -> ApiResult<axum::Json<Taught>> {
     let at = at_or_now(body.at.as_deref())?;
-    let Some(cue) = tm_model::teaching::teaching(&body.text) else {
-        return Err(ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "not_teaching",
-            "this message does not teach: only an explicit cue such as \"remember that …\" or \"treat X as …\" does (questions never teach)",
-        ));
-    };
-    let st = state.clone();
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let mut event =
-                serde_json::json!({"type": "learner", "at": at.to_rfc3339(), "text": body.text});
-            if let Some(id) = body.id {
-                event["id"] = id.into();
-            }
-            let r = record_events(
-                &st,
-                store,
-                &s,
-                &[event],
-                std::path::Path::new("/nonexistent"),
-            )?;
-            let map = tm_brain::map::load(store.latest_map(&s)?.as_deref())?;
-            Ok(Taught {
-                appended: r.appended,
-                lang: cue.lang.to_string(),
-                cue: cue.cue.to_string(),
-                concepts: tm_brain::map::named_in(&map, &body.text),
-            })
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            Ok(brain.teach(&s, &body.text, at, body.id)?)
         })
         .await?;
     Ok(axum::Json(out))
@@ -577,122 +450,30 @@ pub struct BlockBody {
     pub tz: Option<String>,
 }
 
-/// FORMATS "Block as JSON".
-#[derive(Debug, Serialize, ToSchema)]
-pub struct BlockOut {
-    pub block: String,
-    /// `record` or `ordinary`.
-    pub mode: String,
-    pub tokens: usize,
-    pub elapsed_ms: f64,
-    pub dropped: bool,
-    pub window: Option<WindowOut>,
-    pub recalled: Vec<RecalledOut>,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct WindowOut {
-    pub from: DateTime<Utc>,
-    pub to: DateTime<Utc>,
-    pub empty: bool,
-}
-
-#[derive(Debug, Serialize, ToSchema)]
-pub struct RecalledOut {
-    pub id: i64,
-    pub external_id: Option<String>,
-    pub kind: String,
-    pub at: DateTime<Utc>,
-    pub count: usize,
-    /// holds | changed | unverifiable | unchecked
-    pub citation: String,
-}
-
-impl From<&Block> for BlockOut {
-    fn from(b: &Block) -> Self {
-        BlockOut {
-            block: b.block.clone(),
-            mode: b.mode.to_string(),
-            tokens: b.tokens,
-            elapsed_ms: b.elapsed_ms,
-            dropped: b.dropped,
-            window: b.window.as_ref().map(|w| WindowOut {
-                from: w.from,
-                to: w.to,
-                empty: w.empty,
-            }),
-            recalled: b
-                .recalled
-                .iter()
-                .map(|r| RecalledOut {
-                    id: r.id,
-                    external_id: r.external_id.clone(),
-                    kind: r.kind.to_string(),
-                    at: r.at,
-                    count: r.count,
-                    citation: r.citation.to_string(),
-                })
-                .collect(),
-        }
+/// A block request made concrete for a subject: its time zone unless the
+/// body names one.
+pub fn block_request(
+    brain: &Brain,
+    body: &BlockBody,
+    subject: &Subject,
+) -> ApiResult<tm_brain::block::BlockRequest> {
+    let at = at_or_now(body.at.as_deref())?;
+    let mut req = brain.block_request(subject, &body.question, at, body.budget);
+    if let Some(tz) = &body.tz {
+        req.tz = tm_model::subject::parse_tz(tz).map_err(|e| ApiError::invalid(e.to_string()))?;
     }
+    Ok(req)
 }
 
-/// A block request made concrete for a subject.
-pub fn block_request(body: &BlockBody, subject: &Subject) -> ApiResult<BlockRequest> {
-    let tz_name = body
-        .tz
-        .as_deref()
-        .or(subject.timezone.as_deref())
-        .unwrap_or("UTC");
-    let tz = tz_name
-        .parse::<chrono_tz::Tz>()
-        .map_err(|_| ApiError::invalid(format!("{tz_name:?} is not an IANA time zone name")))?;
-    let budget = body.budget.unwrap_or(tm_brain::block::DEFAULT_BUDGET);
-    if !(50..=32_000).contains(&budget) {
-        return Err(ApiError::invalid(
-            "`budget` must be between 50 and 32000 tokens",
-        ));
-    }
-    if body.question.chars().count() > tm_brain::history::MAX_TEXT_CHARS {
-        return Err(ApiError::invalid("the question is too long"));
-    }
-    Ok(BlockRequest::new(
-        body.question.clone(),
-        at_or_now(body.at.as_deref())?,
-        tz,
-        budget,
-    ))
-}
-
-/// Builds the block on a pooled connection under the hard cap: past it the
-/// caller gets `dropped: true` at once and the build finishes unawaited
-/// (its connection then returns to the pool).
-pub async fn build_block(
+/// Builds the block under the brain's hard cap (past it, `dropped: true`
+/// at once) and counts it.
+pub fn build_block(
     state: &AppState,
-    subject: Subject,
-    req: BlockRequest,
+    brain: &Brain,
+    subject: &Subject,
+    req: tm_brain::block::BlockRequest,
 ) -> ApiResult<Block> {
-    let started = Instant::now();
-    let cap = state.config().block_cap;
-    let recaller = state.recaller().clone();
-    let work =
-        state.blocking(move |store| Ok(tm_brain::block::build(store, &recaller, &subject, &req)?));
-    let block = match tokio::time::timeout(cap, work).await {
-        Ok(result) => {
-            let mut b = result?;
-            b.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
-            b
-        }
-        Err(_) => Block {
-            block: String::new(),
-            mode: "ordinary",
-            tokens: 0,
-            elapsed_ms: started.elapsed().as_secs_f64() * 1e3,
-            dropped: true,
-            window: None,
-            recalled: Vec::new(),
-        },
-    };
+    let block = brain.block(subject, req)?;
     state.metrics().block(block.dropped);
     Ok(block)
 }
@@ -701,20 +482,23 @@ pub async fn build_block(
 #[utoipa::path(post, path = "/v1/subjects/{learner}/{subject}/block", tag = "turns",
     params(("learner" = String, Path), ("subject" = String, Path)),
     request_body = BlockBody,
-    responses((status = 200, body = BlockOut), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+    responses((status = 200, body = Block), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn block(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
     JsonBody(body): JsonBody<BlockBody>,
-) -> ApiResult<axum::Json<BlockOut>> {
-    let s = state
-        .blocking(move |store| owned(store, &tenant, &learner, &subject))
+) -> ApiResult<axum::Json<Block>> {
+    let st = state.clone();
+    let b = state
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let req = block_request(brain, &body, &s)?;
+            build_block(&st, brain, &s, req)
+        })
         .await?;
-    let req = block_request(&body, &s)?;
-    let b = build_block(&state, s, req).await?;
-    Ok(axum::Json(BlockOut::from(&b)))
+    Ok(axum::Json(b))
 }
 
 // ---------------------------------------------------------------- reading
@@ -740,20 +524,19 @@ pub async fn beliefs(
     Path((learner, subject)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<BeliefsOut>> {
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let map = tm_brain::map::load(store.latest_map(&s)?.as_deref())?;
-            let counts = tm_brain::beliefs::counts(store, &s, &map)?;
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let beliefs = brain.beliefs(&s)?;
             let mut current = Vec::new();
-            for b in store.current_beliefs(&s)? {
-                let history = store.belief_history(&s, &b.subject_key)?;
-                let mut v = to_value(&b)?;
+            for b in &beliefs.current {
+                let history = brain.belief_history(&s, &b.subject_key)?;
+                let mut v = to_value(b)?;
                 v["history"] = to_value(&history)?;
                 current.push(v);
             }
             Ok(BeliefsOut {
                 current,
-                checks: to_value(&counts)?,
+                checks: to_value(&beliefs.checks)?,
             })
         })
         .await?;
@@ -772,9 +555,9 @@ pub async fn belief_history(
     Path((learner, subject, about)): Path<(String, String, String)>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let rows = store.belief_history(&s, &tm_model::lang::canonical_key(&about))?;
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let rows = brain.belief_history(&s, &about)?;
             if rows.is_empty() {
                 return Err(ApiError::not_found(format!(
                     "no belief about {about:?} has been recorded"
@@ -808,9 +591,9 @@ pub async fn map(
     Path((learner, subject)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<MapOut>> {
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let map = tm_brain::map::load(store.latest_map(&s)?.as_deref())?;
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let map = brain.map(&s)?;
             let order = tm_model::map::teaching_order(&map);
             Ok(MapOut {
                 teaching_order: order
@@ -850,9 +633,9 @@ pub async fn episodes(
     Query(q): Query<LogQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let rows = store.episodes(&s, q.from.unwrap_or(1), q.limit.unwrap_or(100).min(1000))?;
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let rows = brain.episodes(&s, q.from.unwrap_or(1), q.limit.unwrap_or(100).min(1000))?;
             to_value(&rows)
         })
         .await?;
@@ -879,8 +662,8 @@ pub async fn verify(
     Query(q): Query<VerifyQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
             let cp = match (q.seq, q.head_hash) {
                 (Some(seq), Some(h)) => {
                     if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
@@ -895,7 +678,7 @@ pub async fn verify(
                 (None, None) => None,
                 _ => return Err(ApiError::invalid("give both seq and head_hash, or neither")),
             };
-            to_value(&store.verify_subject(&s, cp.as_ref())?)
+            to_value(&brain.verify(&s, cp.as_ref())?)
         })
         .await?;
     Ok(axum::Json(out))
@@ -919,9 +702,9 @@ pub async fn checkpoint(
     Path((learner, subject)): Path<(String, String)>,
 ) -> ApiResult<axum::Json<CheckpointOut>> {
     let cp = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            Ok(store.checkpoint(&s)?)
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            Ok(brain.checkpoint(&s)?)
         })
         .await?;
     Ok(axum::Json(CheckpointOut {

@@ -75,7 +75,7 @@ pub async fn authenticate(state: &AppState, key: &str) -> ApiResult<Tenant> {
         return Ok(t);
     }
     let owner = state
-        .blocking(move |store| Ok(store.key_by_prefix(&prefix)?))
+        .blocking(move |brain| Ok(brain.key_by_prefix(&prefix)?))
         .await?
         .ok_or_else(bad)?;
     if owner.revoked || !constant_time_eq(owner.sha256.as_bytes(), presented.as_bytes()) {

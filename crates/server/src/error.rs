@@ -112,18 +112,22 @@ impl From<tm_store::Error> for ApiError {
 impl From<tm_brain::Error> for ApiError {
     fn from(e: tm_brain::Error) -> Self {
         use tm_brain::Error as E;
+        let message = e.to_string();
         match e {
             E::Store(s) => s.into(),
-            E::History { line, message, .. } => ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                "invalid_event",
-                // Line 1 is the subject line the server writes; events start at 2.
-                format!("event {}: {message}", line.saturating_sub(1)),
-            ),
-            E::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_event", m),
-            E::NotFound(m) => ApiError::not_found(m),
-            E::BadKey(m) => ApiError::invalid(m),
-            other => ApiError::internal(other.to_string()),
+            E::History { .. } | E::Event { .. } => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_event", message)
+            }
+            E::Invalid(_) | E::BadKey(_) | E::Io { .. } => ApiError::invalid(message),
+            E::NotFound(_) => ApiError::not_found(message),
+            E::LearnerTaken(_) => {
+                ApiError::new(StatusCode::CONFLICT, "learner_unavailable", message)
+            }
+            E::NotTeaching(_) => {
+                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_teaching", message)
+            }
+            E::Model(_) => ApiError::new(StatusCode::BAD_GATEWAY, "model_failed", message),
+            E::Embed(_) | E::Internal(_) => ApiError::internal(message),
         }
     }
 }

@@ -9,67 +9,9 @@ use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
 use axum::extract::{Path, State};
-use chrono::{DateTime, Utc};
-use chrono_tz::Tz;
 use serde::{Deserialize, Serialize};
-use tm_model::grounding::{Grounding, Memory, Passage, ground};
-use tm_store::{Store, Subject};
+use tm_brain::turn::PASSAGES;
 use utoipa::ToSchema;
-
-/// Passages retrieved for a turn's material slot (and traced against).
-pub const PASSAGES: usize = 5;
-
-/// The subject's passages that best answer `question`, best first.
-pub fn passages(
-    state: &AppState,
-    store: &Store,
-    subject: &Subject,
-    question: &str,
-) -> ApiResult<Vec<tm_model::passages::Passage>> {
-    Ok(tm_brain::passages::passages(
-        store,
-        state.recaller().embedder(),
-        subject,
-        question,
-        PASSAGES,
-    )?)
-}
-
-/// The retrieved passages as lines the grounding traces claims to.
-pub fn lines(passages: &[tm_model::passages::Passage]) -> Vec<Passage> {
-    passages
-        .iter()
-        .map(|p| Passage {
-            file: p.file.clone(),
-            version_id: p.version_id,
-            page: p.page as usize,
-            line: p.line as usize,
-            text: p.text.clone(),
-        })
-        .collect()
-}
-
-/// Grounds `answer` against these passages and the recalled episodes
-/// without saving anything.
-pub fn ground_answer(
-    store: &Store,
-    answer: &str,
-    passages: &[tm_model::passages::Passage],
-    recalled: &[i64],
-    at: DateTime<Utc>,
-    tz: Tz,
-) -> ApiResult<Grounding> {
-    let memories: Vec<Memory> = store
-        .episodes_with_ids(recalled)?
-        .into_iter()
-        .map(|e| Memory {
-            id: e.id,
-            at: e.at,
-            text: e.text,
-        })
-        .collect();
-    Ok(ground(answer, &lines(passages), &memories, at, tz))
-}
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -117,52 +59,26 @@ pub async fn grounding(
     if body.recalled.len() > 1_000 {
         return Err(ApiError::invalid("at most 1000 recalled ids"));
     }
-    let st = state.clone();
     let out = state
-        .blocking(move |store| {
-            let s = owned(store, &tenant, &learner, &subject)?;
-            let tz: Tz = s
-                .timezone
-                .as_deref()
-                .and_then(|t| t.parse().ok())
-                .unwrap_or(chrono_tz::UTC);
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
             // Only this subject's episodes count as its memories.
-            let mut recalled = Vec::new();
-            for e in store.episodes_with_ids(&body.recalled)? {
-                if store
-                    .episode_at_seq(&s, e.seq)?
-                    .is_some_and(|x| x.id == e.id)
-                {
-                    recalled.push(e.id);
-                }
-            }
-            let found = passages(&st, store, &s, &body.question)?;
-            let g = ground_answer(store, &body.answer, &found, &recalled, at, tz)?;
-            let saved = match &body.answer_id {
+            let recalled: Vec<i64> = brain
+                .subject_episodes(&s, &body.recalled)?
+                .into_iter()
+                .map(|e| e.id)
+                .collect();
+            let found = brain.passages(&s, &body.question, PASSAGES)?;
+            let g = match &body.answer_id {
                 Some(ext) => {
-                    let e = store.episode_by_external_id(&s, ext)?.ok_or_else(|| {
+                    let e = brain.episode_by_external_id(&s, ext)?.ok_or_else(|| {
                         ApiError::not_found(format!("no episode with external id {ext:?}"))
                     })?;
-                    if e.kind != tm_model::episodes::Kind::Answer {
-                        return Err(ApiError::invalid(format!(
-                            "episode {ext:?} is a {}, not an answer",
-                            e.kind.as_str()
-                        )));
-                    }
                     // Saved through the brain: the stance, and a `narrated`
                     // annotation when a claim was traced to a memory.
-                    tm_brain::grounding::grounding(
-                        store,
-                        &s,
-                        e.id,
-                        &body.answer,
-                        &lines(&found),
-                        &recalled,
-                        at,
-                    )?;
-                    true
+                    brain.grounding(&s, e.id, &body.answer, &found, &recalled, at)?
                 }
-                None => false,
+                None => brain.trace(&s, &body.answer, &found, &recalled, at)?,
             };
             Ok(GroundingOut {
                 stance: g.stance.as_str().to_string(),
@@ -172,7 +88,7 @@ pub async fn grounding(
                     .iter()
                     .map(crate::api::to_value)
                     .collect::<ApiResult<_>>()?,
-                saved,
+                saved: body.answer_id.is_some(),
             })
         })
         .await?;

@@ -13,7 +13,6 @@ pub mod auth;
 pub mod error;
 pub mod grounding;
 pub mod metrics;
-pub mod pool;
 pub mod state;
 pub mod turn;
 pub mod view;
@@ -59,7 +58,7 @@ impl Modify for BearerAuth {
 #[utoipa::path(get, path = "/healthz", tag = "service",
     responses((status = 200, description = "ok", body = String), (status = 503, body = error::ErrorBody)))]
 async fn healthz(State(state): State<AppState>) -> Response {
-    match state.blocking(|store| Ok(store.schema_version()?)).await {
+    match state.blocking(|brain| Ok(brain.schema_version()?)).await {
         Ok(_) => "ok\n".into_response(),
         Err(e) => {
             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", e.message).into_response()
@@ -218,53 +217,5 @@ pub async fn shutdown_signal() {
     tokio::select! {
         _ = ctrl_c => {},
         _ = term => {},
-    }
-}
-
-/// Sends one JSON POST through `app` without a socket and returns the JSON
-/// answer (the demo's turns use it); a non-2xx answer is the API's error.
-pub async fn post_json(
-    app: &Router,
-    key: &str,
-    uri: &str,
-    body: &serde_json::Value,
-) -> Result<serde_json::Value, ApiError> {
-    use tower::ServiceExt;
-    let req = axum::http::Request::builder()
-        .method("POST")
-        .uri(uri)
-        .header(header::AUTHORIZATION, format!("Bearer {key}"))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(axum::body::Body::from(body.to_string()))
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    let res = app
-        .clone()
-        .oneshot(req)
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    let status = res.status();
-    let bytes = axum::body::to_bytes(res.into_body(), 64 * 1024 * 1024)
-        .await
-        .map_err(|e| ApiError::internal(e.to_string()))?;
-    let v: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(|e| ApiError::internal(e.to_string()))?;
-    if status.is_success() {
-        Ok(v)
-    } else {
-        let code = v["error"]["code"].as_str().unwrap_or("internal");
-        let code = [
-            "unknown_subject",
-            "forbidden",
-            "unauthorized",
-            "invalid_request",
-        ]
-        .into_iter()
-        .find(|c| *c == code)
-        .unwrap_or("internal");
-        Err(ApiError::new(
-            status,
-            code,
-            v["error"]["message"].as_str().unwrap_or("").to_string(),
-        ))
     }
 }

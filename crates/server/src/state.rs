@@ -1,23 +1,19 @@
-//! What every request shares: the connection pool, the recaller (embedder and
-//! its vector cache), the limits, the chat endpoint, the counters.
+//! What every request shares: the brain (the one door into the memory: its
+//! store, recaller, caches and time cap), the limits, the chat client, the
+//! counters and the cache of verified keys.
 
 use crate::auth::{KEY_CACHE_TTL, Tenant};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
-use crate::pool::Pool;
 use std::collections::HashMap;
-use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
-use tm_brain::recall::Recaller;
-use tm_ingest::extract::LlmConfig;
-use tm_store::Store;
+use std::time::Instant;
+use tm_brain::Brain;
+use tm_ingest::extract::{ChatClient, LlmConfig};
 
-/// The service's settings.
+/// The service's settings (the block's time cap is the brain's).
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Hard time cap on a block (SPEC §6: 2.5 s).
-    pub block_cap: Duration,
     /// Largest JSON body accepted.
     pub max_json_bytes: usize,
     /// Largest file upload accepted (the whole multipart body).
@@ -29,7 +25,6 @@ pub struct Config {
 impl Default for Config {
     fn default() -> Self {
         Config {
-            block_cap: tm_brain::block::DEFAULT_CAP,
             max_json_bytes: 1024 * 1024,
             max_upload_bytes: 32 * 1024 * 1024,
             chat: None,
@@ -38,8 +33,8 @@ impl Default for Config {
 }
 
 struct Inner {
-    pool: Pool,
-    recaller: Arc<Recaller>,
+    brain: Arc<Brain>,
+    chat: Option<ChatClient>,
     config: Config,
     metrics: Metrics,
     keys: Mutex<HashMap<String, (Tenant, Instant)>>,
@@ -52,12 +47,13 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// Opens the database (migrating it) and keeps up to 32 connections.
-    pub fn new(db: &Path, recaller: Arc<Recaller>, config: Config) -> tm_store::Result<AppState> {
+    /// The service over `brain`; a chat URL that is not http(s) is refused here.
+    pub fn new(brain: Arc<Brain>, config: Config) -> Result<AppState, String> {
+        let chat = config.chat.clone().map(ChatClient::new).transpose()?;
         Ok(AppState {
             inner: Arc::new(Inner {
-                pool: Pool::open(db, 32)?,
-                recaller,
+                brain,
+                chat,
                 config,
                 metrics: Metrics::default(),
                 keys: Mutex::new(HashMap::new()),
@@ -71,28 +67,24 @@ impl AppState {
     pub fn metrics(&self) -> &Metrics {
         &self.inner.metrics
     }
-    pub fn recaller(&self) -> &Arc<Recaller> {
-        &self.inner.recaller
+    pub fn brain(&self) -> &Arc<Brain> {
+        &self.inner.brain
     }
-    pub fn db(&self) -> &Path {
-        self.inner.pool.path()
+    /// The chat client for turns, when a model is configured.
+    pub fn chat(&self) -> Option<&ChatClient> {
+        self.inner.chat.as_ref()
     }
 
-    /// Runs blocking store work on tokio's blocking pool with a pooled
-    /// connection. A panic in `f` is a 500, never a crashed server.
+    /// Runs brain work (all of it blocking) on tokio's blocking pool. A
+    /// panic in `f` is a 500, never a crashed server.
     pub async fn blocking<T: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Store) -> ApiResult<T> + Send + 'static,
+        f: impl FnOnce(&Brain) -> ApiResult<T> + Send + 'static,
     ) -> ApiResult<T> {
         let state = self.clone();
-        tokio::task::spawn_blocking(move || state.inner.pool.with(f))
+        tokio::task::spawn_blocking(move || f(&state.inner.brain))
             .await
             .map_err(|e| ApiError::internal(format!("the work failed: {e}")))?
-    }
-
-    /// Runs `f` on a pooled connection on this thread (already blocking).
-    pub fn pool_with<T>(&self, f: impl FnOnce(&mut Store) -> ApiResult<T>) -> ApiResult<T> {
-        self.inner.pool.with(f)
     }
 
     pub(crate) fn cached_key(&self, digest: &str) -> Option<Tenant> {

@@ -1,8 +1,8 @@
-//! One chat turn, `POST /v1/subjects/{learner}/{subject}/turns`: build the
-//! memory block under the cap from the memory as it stood before this
-//! message (so the question never recalls itself), record the learner's
-//! message, retrieve the material's passages, assemble the prompt with the
-//! model crate's helper, and then either
+//! One chat turn over HTTP, `POST /v1/subjects/{learner}/{subject}/turns`.
+//! The turn itself is the brain's (`tm_brain::turn`: the block under the cap
+//! from the memory before this message, the message recorded, passages, the
+//! prompt, the model's answer recorded with its grounding); this module only
+//! carries it:
 //! - with a chat endpoint configured: stream the model's answer as
 //!   server-sent events and record it with the ids the block recalled; or
 //! - without one: answer the assembled prompt as JSON marked `dry_run: true`.
@@ -11,30 +11,19 @@
 //! of the answer), then `done` (`{"answer_seq", "recalled", "stance"}`) or `error`
 //! (`{"error":{"code","message"}}`).
 
-use crate::api::{
-    BlockBody, BlockOut, JsonBody, at_or_now, block_request, build_block, owned, record_events,
-};
+use crate::api::{JsonBody, at_or_now, owned};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
-use std::io::BufRead;
-use tm_ingest::extract::LlmConfig;
-use tm_model::block::{HostSections, assemble_prompt};
-use tm_store::Subject;
+use tm_brain::block::Block;
+use tm_brain::turn::{Turn, TurnRequest as BrainTurn};
 use tokio::sync::mpsc;
 use utoipa::ToSchema;
-
-/// The system prompt used when the host sends none.
-pub const DEFAULT_SYSTEM: &str = "You are a patient tutor. Answer the student's question from their material and from your memory of your work with them. Say when you rely on a memory, and never claim one that is not listed.";
-
-/// The longest answer accepted from the model, in bytes.
-const MAX_ANSWER_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
@@ -71,98 +60,11 @@ pub struct DryRun {
     /// The chat messages that would be sent.
     #[schema(value_type = Vec<Object>)]
     pub messages: Vec<serde_json::Value>,
-    pub block: BlockOut,
+    pub block: Block,
     /// Material passages that went into the prompt, as quoted there.
     pub passages: Vec<String>,
     /// The learner message's seq in the chain.
     pub learner_seq: u64,
-}
-
-/// The turn's prompt and the facts to record with its answer.
-struct Prepared {
-    subject: Subject,
-    prompt: String,
-    passages: Vec<tm_model::passages::Passage>,
-    started: std::time::Instant,
-    block: tm_brain::block::Block,
-    learner_seq: u64,
-    at: DateTime<Utc>,
-}
-
-async fn prepare(
-    state: &AppState,
-    tenant: Tenant,
-    learner: String,
-    subject: String,
-    body: &TurnRequest,
-) -> ApiResult<Prepared> {
-    let started = std::time::Instant::now();
-    if body.text.trim().is_empty() {
-        return Err(ApiError::invalid("`text` is empty"));
-    }
-    let at = at_or_now(body.at.as_deref())?;
-    let s = state
-        .blocking(move |store| owned(store, &tenant, &learner, &subject))
-        .await?;
-    let block_body = BlockBody {
-        question: body.text.clone(),
-        at: Some(at.to_rfc3339()),
-        budget: body.budget,
-        tz: body.tz.clone(),
-    };
-    let req = block_request(&block_body, &s)?;
-    let block = build_block(state, s.clone(), req).await?;
-    let mut event =
-        serde_json::json!({"type": "learner", "at": at.to_rfc3339(), "text": body.text});
-    if let Some(id) = &body.id {
-        event["id"] = id.clone().into();
-    }
-    let st = state.clone();
-    let (subj, question) = (s.clone(), body.text.clone());
-    let (learner_seq, passages) = state
-        .blocking(move |store| {
-            let r = record_events(
-                &st,
-                store,
-                &subj,
-                &[event],
-                std::path::Path::new("/nonexistent"),
-            )?;
-            Ok((
-                r.head_seq,
-                crate::grounding::passages(&st, store, &subj, &question)?,
-            ))
-        })
-        .await?;
-    let prompt = assemble_prompt(HostSections {
-        system: body
-            .system
-            .clone()
-            .unwrap_or_else(|| DEFAULT_SYSTEM.to_string()),
-        memory_slot: (!block.dropped).then(|| block.block.clone()),
-        passages: if passages.is_empty() {
-            String::new()
-        } else {
-            tm_brain::passages::render(&passages)
-        },
-        assessment: body.assessment.clone(),
-    });
-    Ok(Prepared {
-        started,
-        subject: s,
-        prompt,
-        passages,
-        block,
-        learner_seq,
-        at,
-    })
-}
-
-fn messages(prompt: &str, text: &str) -> Vec<serde_json::Value> {
-    vec![
-        serde_json::json!({"role": "system", "content": prompt}),
-        serde_json::json!({"role": "user", "content": text}),
-    ]
 }
 
 /// Take a chat turn: the block, the prompt, and the model's answer streamed
@@ -180,31 +82,52 @@ pub async fn turn(
     Path((learner, subject)): Path<(String, String)>,
     JsonBody(body): JsonBody<TurnRequest>,
 ) -> ApiResult<Response> {
-    let p = prepare(&state, tenant, learner, subject, &body).await?;
-    let Some(chat) = state.config().chat.clone() else {
+    let req = BrainTurn {
+        at: at_or_now(body.at.as_deref())?,
+        tz: body
+            .tz
+            .as_deref()
+            .map(tm_model::subject::parse_tz)
+            .transpose()
+            .map_err(|e| ApiError::invalid(e.to_string()))?,
+        text: body.text,
+        id: body.id,
+        budget: body.budget,
+        system: body.system,
+        assessment: body.assessment,
+    };
+    let st = state.clone();
+    let turn: Turn = state
+        .blocking(move |brain| {
+            let s = owned(brain, &tenant, &learner, &subject)?;
+            let t = brain.turn(&s, req)?;
+            st.metrics().block(t.block.dropped);
+            Ok(t)
+        })
+        .await?;
+    if state.chat().is_none() {
         return Ok(axum::Json(DryRun {
             dry_run: true,
-            messages: messages(&p.prompt, &body.text),
-            prompt: p.prompt,
-            block: BlockOut::from(&p.block),
-            passages: p.passages.iter().map(|x| x.quoted()).collect(),
-            learner_seq: p.learner_seq,
+            messages: turn.messages.clone(),
+            prompt: turn.prompt.clone(),
+            block: turn.block.clone(),
+            passages: turn.passages.iter().map(|x| x.quoted()).collect(),
+            learner_seq: turn.learner_seq,
         })
         .into_response());
-    };
+    }
     let (tx, rx) = mpsc::channel::<Event>(64);
     let block_event = Event::default()
         .event("block")
-        .json_data(BlockOut::from(&p.block))
+        .json_data(&turn.block)
         .map_err(|e| ApiError::internal(e.to_string()))?;
     // The channel has room: the first send cannot wait.
     let _ = tx.try_send(block_event);
-    let msgs = messages(&p.prompt, &body.text);
     let st = state.clone();
     // The model call and the write of its answer run on the blocking pool,
     // to completion even when the client goes away, so an answer that was
     // streamed is also recorded.
-    tokio::task::spawn_blocking(move || stream_answer(&st, &chat, &msgs, &p, &tx));
+    tokio::task::spawn_blocking(move || stream_answer(&st, &turn, &tx));
     let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
     let stream = futures_util::StreamExt::map(stream, Ok::<Event, Infallible>);
     Ok(Sse::new(stream)
@@ -217,28 +140,20 @@ fn send(tx: &mpsc::Sender<Event>, event: Event) {
     let _ = tx.blocking_send(event);
 }
 
-fn error_event(code: &str, message: &str) -> Event {
+fn error_event(e: &ApiError) -> Event {
     Event::default()
         .event("error")
-        .json_data(serde_json::json!({"error": {"code": code, "message": message}}))
+        .json_data(serde_json::json!({"error": {"code": e.code, "message": e.message}}))
         .unwrap_or_default()
 }
 
-fn endpoint(config: &LlmConfig) -> String {
-    let base = config.base_url.trim_end_matches('/');
-    let base = base.strip_suffix("/v1").unwrap_or(base);
-    format!("{base}/v1/chat/completions")
-}
-
-/// Streams the model's answer into `tx`, then records it.
-fn stream_answer(
-    state: &AppState,
-    chat: &LlmConfig,
-    msgs: &[serde_json::Value],
-    p: &Prepared,
-    tx: &mpsc::Sender<Event>,
-) {
-    let answer = match call_model(chat, msgs, &mut |delta| {
+/// Streams the model's answer into `tx` as `delta` events, then `done`
+/// once the brain has recorded it (or `error`).
+fn stream_answer(state: &AppState, turn: &Turn, tx: &mpsc::Sender<Event>) {
+    let Some(chat) = state.chat() else {
+        return;
+    };
+    let answered = state.brain().answer_turn(turn, chat, &mut |delta| {
         send(
             tx,
             Event::default()
@@ -246,124 +161,19 @@ fn stream_answer(
                 .json_data(serde_json::json!({"text": delta}))
                 .unwrap_or_default(),
         )
-    }) {
-        Ok(a) => a,
-        Err(message) => {
-            send(tx, error_event("model_failed", &message));
-            return;
-        }
-    };
-    if answer.trim().is_empty() {
-        send(
-            tx,
-            error_event("model_failed", "the model answered nothing"),
-        );
-        return;
-    }
-    let recalled: Vec<i64> = p.block.recalled.iter().map(|r| r.id).collect();
-    // The answer is dated by the turn's clock: the turn's instant plus the
-    // time the model took (at least a millisecond), so a replayed turn keeps
-    // its answer beside its question and the log stays in time order.
-    let took = chrono::Duration::from_std(p.started.elapsed())
-        .unwrap_or(chrono::Duration::zero())
-        .max(chrono::Duration::milliseconds(1));
-    // Stored times are whole milliseconds.
-    let at = p.at + took;
-    let at = DateTime::from_timestamp_millis(at.timestamp_millis()).unwrap_or(at);
-    let subject = p.subject.clone();
-    let st = state.clone();
-    let recorded = state.pool_with(move |store| {
-        // Through the brain: the answer episode (citing the file pages its
-        // traced passages came from), its recalled ids and its grounding.
-        let done = tm_brain::grounding::answer(
-            store,
-            &subject,
-            &answer,
-            at,
-            &recalled,
-            &crate::grounding::lines(&p.passages),
-        )?;
-        st.recaller()
-            .embed_missing(store, &subject, &mut |_, _| {})?;
-        let seq = store
-            .episodes_with_ids(&[done.episode_id])?
-            .first()
-            .map(|e| e.seq)
-            .ok_or_else(|| ApiError::internal("the recorded answer is missing"))?;
-        Ok((seq, done.grounding.stance.as_str()))
     });
-    match recorded {
-        Ok((seq, stance)) => send(
+    match answered {
+        Ok(a) => send(
             tx,
             Event::default()
                 .event("done")
                 .json_data(serde_json::json!({
-                    "answer_seq": seq,
-                    "recalled": p.block.recalled.iter().map(|r| r.id).collect::<Vec<_>>(),
-                    "stance": stance,
+                    "answer_seq": a.seq,
+                    "recalled": turn.block.recalled.iter().map(|r| r.id).collect::<Vec<_>>(),
+                    "stance": a.answered.grounding.stance.as_str(),
                 }))
                 .unwrap_or_default(),
         ),
-        Err(e) => send(tx, error_event(e.code, &e.message)),
+        Err(e) => send(tx, error_event(&ApiError::from(e))),
     }
-}
-
-/// Calls an OpenAI-compatible chat endpoint with `stream: true` and hands
-/// each content delta to `on_delta`; returns the whole answer.
-pub fn call_model(
-    chat: &LlmConfig,
-    msgs: &[serde_json::Value],
-    on_delta: &mut dyn FnMut(&str),
-) -> Result<String, String> {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .timeout_global(Some(chat.timeout))
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let body = serde_json::json!({"model": chat.model, "stream": true, "messages": msgs});
-    let url = endpoint(chat);
-    let mut req = agent.post(&url);
-    if let Some(key) = &chat.api_key {
-        req = req.header("Authorization", &format!("Bearer {key}"));
-    }
-    let mut resp = req
-        .send_json(&body)
-        .map_err(|e| format!("request to {url} failed: {e}"))?;
-    let status = resp.status();
-    if !status.is_success() {
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(64 * 1024)
-            .read_to_string()
-            .unwrap_or_default();
-        return Err(format!(
-            "the chat endpoint answered HTTP {status}: {}",
-            text.chars().take(300).collect::<String>()
-        ));
-    }
-    let reader = std::io::BufReader::new(resp.into_body().into_reader());
-    let mut answer = String::new();
-    for line in reader.lines() {
-        let line = line.map_err(|e| format!("reading the stream: {e}"))?;
-        let Some(data) = line.strip_prefix("data:") else {
-            continue;
-        };
-        let data = data.trim();
-        if data == "[DONE]" {
-            break;
-        }
-        let chunk: serde_json::Value = serde_json::from_str(data)
-            .map_err(|e| format!("the stream carried something that is not JSON: {e}"))?;
-        if let Some(delta) = chunk["choices"][0]["delta"]["content"].as_str()
-            && !delta.is_empty()
-        {
-            if answer.len() + delta.len() > MAX_ANSWER_BYTES {
-                return Err("the answer is longer than the service accepts".into());
-            }
-            answer.push_str(delta);
-            on_delta(delta);
-        }
-    }
-    Ok(answer)
 }

@@ -8,8 +8,10 @@
 use crate::error::ApiResult;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
+use tm_brain::Brain;
 use tm_model::beliefs::BeliefRow;
-use tm_store::{ChainReport, Store, Subject};
+use tm_model::episodes::ChainReport;
+use tm_model::subject::Subject;
 use utoipa::ToSchema;
 
 /// Readiness bands of a concept (the model's readiness levels).
@@ -110,8 +112,8 @@ fn steps(rows: &[BeliefRow]) -> Vec<BeliefStep> {
 }
 
 /// Gathers the report of one subject.
-pub fn gather(store: &Store, subject: &Subject, at: DateTime<Utc>) -> ApiResult<ReportView> {
-    let map = tm_brain::map::load(store.latest_map(subject)?.as_deref())?;
+pub fn gather(brain: &Brain, subject: &Subject, at: DateTime<Utc>) -> ApiResult<ReportView> {
+    let map = brain.map(subject)?;
     let order = tm_model::map::teaching_order(&map);
     let concepts = map
         .nodes()
@@ -129,8 +131,8 @@ pub fn gather(store: &Store, subject: &Subject, at: DateTime<Utc>) -> ApiResult<
         })
         .collect();
     let mut beliefs = Vec::new();
-    for b in store.current_beliefs(subject)? {
-        let history = store.belief_history(subject, &b.subject_key)?;
+    for b in brain.beliefs(subject)?.current {
+        let history = brain.belief_history(subject, &b.subject_key)?;
         beliefs.push(BeliefView {
             anchor: belief_anchor(&b.subject_key),
             about: b.concept.clone().unwrap_or_else(|| b.subject_key.clone()),
@@ -140,16 +142,16 @@ pub fn gather(store: &Store, subject: &Subject, at: DateTime<Utc>) -> ApiResult<
             history: steps(&history),
         });
     }
-    let chain = store.verify_subject(subject, None)?;
+    let chain = brain.verify(subject, None)?;
     Ok(ReportView {
         subject: subject.key.to_string(),
         title: subject.title.clone(),
         concepts,
         layers: order.layers,
         beliefs,
-        episodes: store.episode_count(subject)?,
+        episodes: brain.episode_count(subject)?,
         chain,
-        report: tm_brain::report::build(store, subject, at)?,
+        report: brain.report(subject, at)?,
     })
 }
 

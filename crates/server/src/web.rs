@@ -99,9 +99,9 @@ pub async fn report_page(
         Err(e) => return page_error(e),
     };
     let view = state
-        .blocking(move |store| {
-            let s = crate::api::owned(store, &tenant, &learner, &subject)?;
-            gather(store, &s, at)
+        .blocking(move |brain| {
+            let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
+            gather(brain, &s, at)
         })
         .await;
     match view {
@@ -139,9 +139,9 @@ pub async fn report_json(
 ) -> ApiResult<axum::Json<ReportView>> {
     let at = crate::api::at_or_now(q.at.as_deref())?;
     let v = state
-        .blocking(move |store| {
-            let s = crate::api::owned(store, &tenant, &learner, &subject)?;
-            gather(store, &s, at)
+        .blocking(move |brain| {
+            let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
+            gather(brain, &s, at)
         })
         .await?;
     Ok(axum::Json(v))

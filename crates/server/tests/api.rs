@@ -26,19 +26,23 @@ struct Harness {
 fn harness_with(config: Config) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("t.db");
-    let mut store = tm_store::Store::open(&db).unwrap();
-    let mut key = |tenant: &str, admin: bool| {
+    let mut brain = tm_brain::Brain::open(
+        &db.display().to_string(),
+        Arc::new(tm_embed::HashEmbedder::new()),
+    )
+    .unwrap();
+    // The cap is not what these tests test, and a loaded CI machine must not
+    // drop a block they read.
+    brain.set_cap(std::time::Duration::from_secs(120));
+    let key = |tenant: &str, admin: bool| {
         let k = auth::generate().unwrap();
-        store
+        brain
             .add_api_key(tenant, &k.prefix, &k.sha256, admin, Utc::now())
             .unwrap();
         k.secret
     };
     let (a, b, admin) = (key("acme", false), key("blue", false), key("ops", true));
-    let recaller = Arc::new(tm_brain::recall::Recaller::new(Arc::new(
-        tm_embed::HashEmbedder::new(),
-    )));
-    let state = AppState::new(&db, recaller, config).unwrap();
+    let state = AppState::new(Arc::new(brain), config).unwrap();
     Harness {
         app: app(state),
         a,
@@ -48,17 +52,8 @@ fn harness_with(config: Config) -> Harness {
     }
 }
 
-/// The tests' configuration: the cap is not what they test, and a loaded
-/// CI machine must not drop a block they read.
-fn config() -> Config {
-    Config {
-        block_cap: std::time::Duration::from_secs(120),
-        ..Config::default()
-    }
-}
-
 fn harness() -> Harness {
-    harness_with(config())
+    harness_with(Config::default())
 }
 
 impl Harness {
@@ -375,7 +370,7 @@ async fn oversized_bodies_are_refused() {
     let h = harness_with(Config {
         max_json_bytes: 4 * 1024,
         max_upload_bytes: 16 * 1024,
-        ..config()
+        ..Config::default()
     });
     h.sample().await;
     let big = "word ".repeat(2000);
@@ -785,7 +780,7 @@ async fn a_turn_with_a_model_streams_the_answer_and_records_it_with_its_memories
     let (url, seen) = fake_model().await;
     let h = harness_with(Config {
         chat: Some(tm_ingest::extract::LlmConfig::new(url, "fake-model")),
-        ..config()
+        ..Config::default()
     });
     h.sample().await;
     let req = Request::builder()
@@ -864,7 +859,7 @@ async fn a_failing_model_ends_the_stream_with_an_error_event() {
     drop(listener);
     let h = harness_with(Config {
         chat: Some(tm_ingest::extract::LlmConfig::new(url, "m")),
-        ..config()
+        ..Config::default()
     });
     h.sample().await;
     let req = Request::builder()

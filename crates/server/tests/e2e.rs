@@ -66,27 +66,26 @@ fn the_demo_report_shows_its_map_and_opens_a_belief_history_in_chromium() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/cell-biology/history.jsonl"
     );
-    let mut store = tm_store::Store::open(&db).unwrap();
-    tm_brain::import::import_file(&mut store, Path::new(history), &mut |_, _| {}).unwrap();
+    let brain = tm_brain::Brain::open(
+        &db.display().to_string(),
+        Arc::new(tm_embed::HashEmbedder::new()),
+    )
+    .unwrap();
+    brain
+        .import_file(Path::new(history), &mut |_, _, _| {})
+        .unwrap();
     let key = tm_server::auth::generate().unwrap();
-    store
+    brain
         .add_api_key("demo", &key.prefix, &key.sha256, false, Utc::now())
         .unwrap();
-    store.assign_learner("ana", "demo", Utc::now()).unwrap();
-    let subject = store
-        .require_subject(&tm_model::subject::SubjectKey::parse("ana/cell-biology").unwrap())
-        .unwrap();
-    let map = tm_brain::map::load(store.latest_map(&subject).unwrap().as_deref()).unwrap();
+    brain.assign_learner("ana", "demo", Utc::now()).unwrap();
+    let subject = brain.subject("ana/cell-biology").unwrap();
+    let map = brain.map(&subject).unwrap();
     let concepts: Vec<String> = map.nodes().iter().map(|n| n.name.clone()).collect();
-    let belief = store.current_beliefs(&subject).unwrap()[0]
+    let belief = brain.beliefs(&subject).unwrap().current[0]
         .subject_key
         .clone();
-    drop(store);
-
-    let recaller = Arc::new(tm_brain::recall::Recaller::new(Arc::new(
-        tm_embed::HashEmbedder::new(),
-    )));
-    let state = tm_server::AppState::new(&db, recaller, tm_server::Config::default()).unwrap();
+    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))

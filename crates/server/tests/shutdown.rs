@@ -9,16 +9,16 @@ use std::time::Duration;
 fn a_write_in_flight_at_shutdown_is_answered_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let mut store = tm_store::Store::open(&db).unwrap();
+    let brain = tm_brain::Brain::open(
+        &db.display().to_string(),
+        Arc::new(tm_embed::HashEmbedder::new()),
+    )
+    .unwrap();
     let key = tm_server::auth::generate().unwrap();
-    store
+    brain
         .add_api_key("acme", &key.prefix, &key.sha256, false, Utc::now())
         .unwrap();
-    drop(store);
-    let recaller = Arc::new(tm_brain::recall::Recaller::new(Arc::new(
-        tm_embed::HashEmbedder::new(),
-    )));
-    let state = tm_server::AppState::new(&db, recaller, tm_server::Config::default()).unwrap();
+    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default()).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -66,11 +66,16 @@ fn a_write_in_flight_at_shutdown_is_answered_and_kept() {
     runtime.block_on(server).unwrap().unwrap();
 
     // Committed before it was answered.
-    let store = tm_store::Store::open(&db).unwrap();
-    let subject = store
-        .require_subject(&tm_model::subject::SubjectKey::parse("ana/cells").unwrap())
-        .unwrap();
-    assert_eq!(store.episode_count(&subject).unwrap(), 1);
+    let store = tm_store::sqlite::SqliteStore::open(&db).unwrap();
+    let subject = tm_store::require_subject(
+        &store,
+        &tm_model::subject::SubjectKey::parse("ana/cells").unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        tm_store::Reader::episode_count(&store, &subject).unwrap(),
+        1
+    );
     // And the server is gone.
     assert!(std::net::TcpStream::connect(addr).is_err());
 }

@@ -1,50 +1,53 @@
-//! The embedded store: one SQLite file (WAL, foreign keys, versioned
-//! migrations) holding learners, subjects, file versions with their pages, the
-//! append-only episode log with its per-subject hash chain, and annotations.
+//! The stores behind one interface: what the brain needs from a database,
+//! as traits, and the engines that provide it (SQLite in one file, the
+//! embedded default, in [`sqlite`]).
 //!
-//! Writes happen inside [`Store::write`], one `BEGIN IMMEDIATE` transaction:
-//! the write lock is taken before the chain head is read, so concurrent writers
-//! (threads or processes) queue instead of forking a chain, and a failure or a
-//! killed process leaves nothing half-written.
+//! - [`Reader`]: every read, with typed values in and out (a subject, an
+//!   episode, a [`ConceptMap`], a belief row), never SQL.
+//! - [`Tx`]: a write transaction: every write, plus every read as seen inside
+//!   the transaction. All of it commits, or none.
+//! - [`Store`]: one connection: reads, and [`StoreExt::write`] to run a
+//!   closure in one transaction.
+//! - [`Engine`]: where the data lives; opens connections ([`Engine::connect`]).
+//!
+//! What every engine guarantees (the contract suite in [`contract`] checks
+//! it through these traits alone): episodes, annotations, belief claims and
+//! map snapshots are never updated or deleted; a subject's chain never forks,
+//! whatever number of connections append at once; a failed transaction
+//! leaves nothing; an event's import key is recorded with its episode, so the
+//! same event is never appended twice.
 
-mod beliefs;
-mod chain;
-mod nightly;
-mod passages;
-mod recall;
-mod schema;
-mod tenants;
+pub mod contract;
+pub mod sqlite;
 
-use chrono::{DateTime, TimeZone, Utc};
-use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
-use serde::Serialize;
-use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
-use tm_model::episodes::{EpisodeFields, Evidence, Hash, Kind, episode_hash, genesis_hash};
-use tm_model::subject::SubjectKey;
+use chrono::{DateTime, Utc};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use tm_model::beliefs::BeliefRow;
+use tm_model::episodes::{
+    Annotation, Appended, ChainReport, ChainState, ChainVerifier, Checkpoint, Episode, Hash, Kind,
+    NewEpisode, PrevLookup, StoredRow,
+};
+use tm_model::files::{FileAdded, FileVersion};
+use tm_model::map::ConceptMap;
+use tm_model::nightly::{CitationCheck, SelfModel, WorkingSet};
+use tm_model::passages::Passage;
+use tm_model::recall::CandidateFacts;
+use tm_model::subject::{Subject, SubjectKey};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner};
 
-pub use chain::{ChainReport, ChainState};
-pub use nightly::CitationCheck;
-pub use recall::CandidateFacts;
-pub use tenants::{ApiKey, Claim, KeyOwner};
-
-/// Everything that can go wrong in the store.
+/// Everything that can go wrong in a store.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("cannot open the database at {path}: {source}")]
-    Open {
-        path: PathBuf,
-        source: rusqlite::Error,
-    },
+    #[error("cannot open the database at {location}: {message}")]
+    Open { location: String, message: String },
     #[error(
-        "the database at {path} has schema version {found}, newer than this build supports ({supported}); use a newer tutor-memory"
+        "the database at {location} has schema version {found}, newer than this build supports ({supported}); use a newer tutor-memory"
     )]
     SchemaTooNew {
-        path: String,
+        location: String,
         found: i64,
         supported: i64,
     },
@@ -58,789 +61,482 @@ pub enum Error {
     ExternalIdTaken { key: String, id: String, seq: u64 },
     #[error("the stored data is corrupt: {0}")]
     Corrupt(String),
+    #[error("{0}")]
+    Unsupported(String),
     #[error(transparent)]
     Key(#[from] tm_model::subject::KeyError),
+    /// The closure given to [`StoreExt::write`] failed: the transaction was
+    /// rolled back and the closure's own error is what the caller sees.
+    #[error("the transaction was rolled back")]
+    RolledBack,
+}
+
+impl Error {
+    /// Whether the error is about what the caller asked for (a subject or
+    /// file that does not exist, an id already taken, a malformed key) rather
+    /// than a fault of the store.
+    pub fn is_input(&self) -> bool {
+        matches!(
+            self,
+            Error::UnknownSubject(_)
+                | Error::UnknownFile { .. }
+                | Error::ExternalIdTaken { .. }
+                | Error::Key(_)
+        )
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// The default database file, relative to the working directory.
+/// The default database, relative to the working directory.
 pub const DEFAULT_DB: &str = "tutor-memory.db";
 
-/// Milliseconds since the epoch, the store's time unit.
-pub fn to_ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
+/// Every read the brain makes. Implemented by a connection ([`Store`]) and by
+/// a transaction ([`Tx`], which then sees its own writes).
+pub trait Reader {
+    /// The schema version (number of migrations applied).
+    fn schema_version(&self) -> Result<i64>;
 
-/// The instant a stored millisecond count stands for.
-pub fn from_ms(ms: i64) -> DateTime<Utc> {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .unwrap_or(DateTime::<Utc>::MIN_UTC)
-}
+    // ------------------------------------------------------------ subjects
+    fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>>;
+    /// Every subject, by key.
+    fn subjects(&self) -> Result<Vec<Subject>>;
+    /// Subjects with at least one episode other than a consolidation in
+    /// (`from`, `to`], by key.
+    fn active_subjects(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Subject>>;
 
-/// A subject as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Subject {
-    pub id: i64,
-    pub key: SubjectKey,
-    pub title: String,
-    pub language: Option<String>,
-    pub timezone: Option<String>,
-}
-
-/// An episode to append. Its seq, link and hash are the store's to assign.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewEpisode {
-    pub kind: Kind,
-    pub at: DateTime<Utc>,
-    pub salience: f64,
-    pub summary: String,
-    pub text: String,
-    pub concepts: Vec<String>,
-    pub evidence: Vec<Evidence>,
-    /// Kind-specific facts (a check's topic and verdict, a quiz's score…).
-    /// Serialised with sorted keys, so the same facts always hash the same.
-    pub data: serde_json::Map<String, serde_json::Value>,
-    pub external_id: Option<String>,
-    /// Identity of the imported event this episode came from, if any.
-    pub import_key: Option<Hash>,
-}
-
-/// An episode as stored.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Episode {
-    pub id: i64,
-    pub seq: u64,
-    pub kind: Kind,
-    pub at: DateTime<Utc>,
-    pub salience: f64,
-    pub summary: String,
-    pub text: String,
-    pub concepts: Vec<String>,
-    pub evidence: Vec<Evidence>,
-    pub data: serde_json::Map<String, serde_json::Value>,
-    pub external_id: Option<String>,
-    #[serde(serialize_with = "hex_ser")]
-    pub hash: Hash,
-}
-
-fn hex_ser<S: serde::Serializer>(h: &Hash, s: S) -> std::result::Result<S::Ok, S::Error> {
-    s.serialize_str(&hex::encode(h))
-}
-
-/// What an append wrote.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Appended {
-    pub id: i64,
-    pub seq: u64,
-    pub hash: Hash,
-}
-
-/// A stored version of a file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FileVersion {
-    pub id: i64,
-    pub name: String,
-    pub version: i64,
-    pub sha256: String,
-    pub format: String,
-    pub added_at: DateTime<Utc>,
-    pub replaced_at: Option<DateTime<Utc>>,
-    pub replaced_by: Option<i64>,
-    pub removed_at: Option<DateTime<Utc>>,
-    pub pages: usize,
-}
-
-/// The result of adding a file's bytes under a name.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileAdded {
-    /// A new version was stored; `replaced` is the version it replaced.
-    New {
-        version: FileVersion,
-        replaced: Option<i64>,
-    },
-    /// The current version already has these bytes: nothing was stored.
-    Unchanged(FileVersion),
-}
-
-impl FileAdded {
-    pub fn version(&self) -> &FileVersion {
-        match self {
-            FileAdded::New { version, .. } | FileAdded::Unchanged(version) => version,
-        }
-    }
-}
-
-/// A facts-learned-later row pointing at an episode.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Annotation {
-    pub id: i64,
-    pub episode_id: i64,
-    pub kind: String,
-    pub at: DateTime<Utc>,
-    pub data: serde_json::Value,
-}
-
-/// The store: one SQLite connection.
-pub struct Store {
-    conn: Connection,
-    path: String,
-}
-
-impl Store {
-    /// Opens (creating if needed) the database file and brings its schema up to date.
-    pub fn open(path: impl AsRef<Path>) -> Result<Store> {
-        let path = path.as_ref();
-        let conn = Connection::open_with_flags(
-            path,
-            OpenFlags::SQLITE_OPEN_READ_WRITE
-                | OpenFlags::SQLITE_OPEN_CREATE
-                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )
-        .map_err(|source| Error::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Store::init(conn, path.display().to_string())
-    }
-
-    /// A private in-memory database, for tests and benchmarks.
-    pub fn open_in_memory() -> Result<Store> {
-        Store::init(Connection::open_in_memory()?, ":memory:".into())
-    }
-
-    fn init(conn: Connection, path: String) -> Result<Store> {
-        conn.busy_timeout(Duration::from_secs(30))?;
-        // WAL: readers never block the writer. synchronous=FULL: a committed
-        // write survives power loss, not only a crashed process.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        // Reads map the file instead of copying pages through read(2).
-        conn.pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
-        let mut store = Store { conn, path };
-        store.migrate()?;
-        Ok(store)
-    }
-
-    fn migrate(&mut self) -> Result<()> {
-        let supported = schema::MIGRATIONS.len() as i64;
-        loop {
-            let tx = self
-                .conn
-                .transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
-            if version > supported {
-                return Err(Error::SchemaTooNew {
-                    path: self.path.clone(),
-                    found: version,
-                    supported,
-                });
-            }
-            if version == supported {
-                return Ok(());
-            }
-            tx.execute_batch(schema::MIGRATIONS[version as usize])?;
-            if version + 1 == 2 {
-                recall::backfill_index(&tx)?;
-            }
-            if version + 1 == schema::PASSAGES_VERSION {
-                passages::backfill(&tx)?;
-            }
-            tx.pragma_update(None, "user_version", version + 1)?;
-            tx.commit()?;
-        }
-    }
-
-    /// The schema version of this database.
-    pub fn schema_version(&self) -> Result<i64> {
-        Ok(self
-            .conn
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
-    }
-
-    /// Where this store lives (`:memory:` for an in-memory one).
-    pub fn path(&self) -> &str {
-        &self.path
-    }
-
-    /// Runs `f` in one immediate transaction: all of it commits, or none.
-    pub fn write<T>(&mut self, f: impl FnOnce(&mut Tx<'_>) -> Result<T>) -> Result<T> {
-        self.write_with(f)
-    }
-
-    /// [`Store::write`] for callers with their own error type (one a store
-    /// error converts into).
-    pub fn write_with<T, E: From<Error>>(
-        &mut self,
-        f: impl FnOnce(&mut Tx<'_>) -> std::result::Result<T, E>,
-    ) -> std::result::Result<T, E> {
-        let tx = self
-            .conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(Error::from)?;
-        let mut w = Tx {
-            tx,
-            heads: HashMap::new(),
-        };
-        let out = f(&mut w)?;
-        w.tx.commit().map_err(Error::from)?;
-        Ok(out)
-    }
-
-    /// Raw access for tests that must play the attacker (drop triggers, rewrite
-    /// rows). Not for application code.
-    #[doc(hidden)]
-    pub fn raw_connection(&self) -> &Connection {
-        &self.conn
-    }
-
-    pub fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>> {
-        subject_by_key(&self.conn, &key.to_string())
-    }
-
-    /// The subject, or [`Error::UnknownSubject`].
-    pub fn require_subject(&self, key: &SubjectKey) -> Result<Subject> {
-        self.subject(key)?
-            .ok_or_else(|| Error::UnknownSubject(key.to_string()))
-    }
-
-    pub fn subjects(&self) -> Result<Vec<Subject>> {
-        let mut stmt = self
-            .conn
-            .prepare("SELECT id, key, title, language, timezone FROM subjects ORDER BY key")?;
-        let rows = stmt.query_map([], subject_row)?;
-        rows.map(|r| r.map_err(Error::from).and_then(|s| s))
-            .collect()
-    }
-
+    // ------------------------------------------------------------ episodes
     /// The subject's episodes in chain order, `from_seq` on, at most `limit`.
-    pub fn episodes(&self, subject: &Subject, from_seq: u64, limit: usize) -> Result<Vec<Episode>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3"
-        ))?;
-        let rows = stmt.query_map(
-            params![
-                subject.id,
-                from_seq as i64,
-                limit.min(i64::MAX as usize) as i64
-            ],
-            episode_row,
-        )?;
-        rows.map(|r| r?).collect()
-    }
-
-    /// The subject's episodes of one kind, in chain order.
-    pub fn episodes_of_kind(&self, subject: &Subject, kind: Kind) -> Result<Vec<Episode>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?1 AND kind = ?2 ORDER BY seq"
-        ))?;
-        let rows = stmt.query_map(params![subject.id, kind.as_str()], episode_row)?;
-        rows.map(|r| r?).collect()
-    }
-
+    fn episodes(&self, s: &Subject, from_seq: u64, limit: usize) -> Result<Vec<Episode>>;
+    /// The subject's episodes of one kind at or before `until`, in chain order.
+    fn episodes_of_kind(
+        &self,
+        s: &Subject,
+        kind: Kind,
+        until: DateTime<Utc>,
+    ) -> Result<Vec<Episode>>;
+    /// The subject's episodes in (`from`, `to`], in chain order.
+    fn episodes_between(
+        &self,
+        s: &Subject,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Result<Vec<Episode>>;
     /// How many episodes the subject's chain holds.
-    pub fn episode_count(&self, subject: &Subject) -> Result<u64> {
-        let n: i64 = self.conn.query_row(
-            "SELECT COUNT(*) FROM episodes WHERE subject_id = ?1",
-            [subject.id],
-            |r| r.get(0),
-        )?;
-        Ok(n as u64)
-    }
+    fn episode_count(&self, s: &Subject) -> Result<u64>;
+    /// Episodes per kind name, at or before `at`.
+    fn episode_counts(&self, s: &Subject, at: DateTime<Utc>) -> Result<BTreeMap<String, usize>>;
+    fn episode_by_external_id(&self, s: &Subject, id: &str) -> Result<Option<Episode>>;
+    fn episode_at_seq(&self, s: &Subject, seq: u64) -> Result<Option<Episode>>;
+    /// Episodes with these ids, of any subject, ascending id (ids of no
+    /// episode are left out).
+    fn episodes_by_ids(&self, ids: &[i64]) -> Result<Vec<Episode>>;
+    /// The subject's episodes among these ids, ascending id.
+    fn subject_episodes_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<Episode>>;
+    /// The (id, seq) of the subject's episode recorded with this import key.
+    fn episode_by_import_key(&self, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>>;
+    /// (month `YYYY-MM` UTC, kind, verdict or "", count) over the subject's episodes.
+    fn activity_by_month(&self, s: &Subject) -> Result<Vec<(String, String, String, usize)>>;
+    /// Whether a history file with this checksum was imported into the subject.
+    fn imported(&self, s: &Subject, sha256: &str) -> Result<bool>;
 
-    /// The episode with this external id, if any.
-    pub fn episode_by_external_id(&self, subject: &Subject, id: &str) -> Result<Option<Episode>> {
-        let mut stmt = self.conn.prepare_cached(&format!(
-            "SELECT {EPISODE_COLUMNS} FROM episodes WHERE subject_id = ?1 AND external_id = ?2"
-        ))?;
-        stmt.query_row(params![subject.id, id], episode_row)
-            .optional()?
-            .transpose()
-    }
+    // ------------------------------------------------------------ the chain
+    /// The chain's head: (seq, hash), or (0, genesis) for an empty chain.
+    fn head(&self, s: &Subject) -> Result<(u64, Hash)>;
+    /// Every row of the subject's chain in seq order, exactly as stored (the
+    /// fields hashed, the stored link and hash), until `visit` returns false.
+    fn chain_rows(&self, s: &Subject, visit: &mut dyn FnMut(&StoredRow<'_>) -> bool) -> Result<()>;
+    /// The seq of the subject's episode whose stored hash is `hash`.
+    fn seq_of_hash(&self, s: &Subject, hash: &[u8]) -> Result<Option<u64>>;
+    /// The stored hash of the subject's episode at `seq`.
+    fn hash_at_seq(&self, s: &Subject, seq: u64) -> Result<Option<Vec<u8>>>;
 
+    // ------------------------------------------------------------ annotations
+    /// An episode's annotations, oldest first.
+    fn annotations(&self, episode_id: i64) -> Result<Vec<Annotation>>;
+    /// Every annotation of `kind` on the subject's episodes, oldest first.
+    fn annotations_of_kind(&self, s: &Subject, kind: &str) -> Result<Vec<Annotation>>;
+    /// Which of these episodes carry at least one annotation of `kind`.
+    fn annotated_ids(&self, ids: &[i64], kind: &str) -> Result<Vec<i64>>;
+
+    // ------------------------------------------------------------ recall pools
+    /// The `n` most recent episodes at or before `at`, newest first.
+    fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>>;
+    /// Up to `n` episodes inside [`from`, `to`), newest first.
+    fn window_ids(
+        &self,
+        s: &Subject,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        n: usize,
+    ) -> Result<Vec<i64>>;
+    /// Full-text hits on any of `terms` (index terms, as
+    /// `tm_model::recall::distinctive_terms` makes them), best first, with a
+    /// positive BM25 score.
+    fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>>;
+    /// Episodes touching any of these concepts (canonical keys), newest first.
+    fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>>;
+    /// The distinct concepts (canonical keys) the subject's episodes touch.
+    fn concept_keys(&self, s: &Subject) -> Result<Vec<String>>;
+    /// The light facts of these episodes, ascending id.
+    fn candidate_facts(&self, ids: &[i64]) -> Result<Vec<CandidateFacts>>;
+    /// The text of these episodes, ascending id.
+    fn texts(&self, ids: &[i64]) -> Result<Vec<(i64, String)>>;
+
+    // ------------------------------------------------------------ vectors
+    /// Every stored vector of the subject made by `model`, ascending id.
+    fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>>;
+    /// (count, max episode id) of the subject's vectors from `model`: it
+    /// changes whenever vectors are added, so a cached copy knows it is stale.
+    fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)>;
+    /// Which embedders made the subject's vectors, with counts.
+    fn vector_models(&self, s: &Subject) -> Result<Vec<(String, u64)>>;
+    /// How many of the subject's episodes have no vector from `model`.
+    fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize>;
+    /// Up to `limit` of the subject's episodes with no vector from `model`,
+    /// oldest first, with their text.
+    fn episodes_missing_vectors(
+        &self,
+        s: &Subject,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>>;
+
+    // ------------------------------------------------------------ files
     /// Every version of every file of the subject, oldest first.
-    pub fn file_versions(&self, subject: &Subject) -> Result<Vec<FileVersion>> {
-        file_versions(&self.conn, subject.id, None)
-    }
-
+    fn file_versions(&self, s: &Subject) -> Result<Vec<FileVersion>>;
+    /// The newest version of the file, removed or not.
+    fn current_version(&self, s: &Subject, name: &str) -> Result<Option<FileVersion>>;
     /// The text of each page of a file version, in page order.
-    pub fn pages(&self, version_id: i64) -> Result<Vec<String>> {
-        let mut stmt = self
-            .conn
-            .prepare_cached("SELECT text FROM file_pages WHERE version_id = ?1 ORDER BY page")?;
-        let rows = stmt.query_map([version_id], |r| r.get::<_, String>(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
-    }
+    fn pages(&self, version_id: i64) -> Result<Vec<String>>;
 
-    /// The annotations of an episode, oldest first.
-    pub fn annotations(&self, episode_id: i64) -> Result<Vec<Annotation>> {
-        let mut stmt = self.conn.prepare_cached(
-            "SELECT id, episode_id, kind, at, data FROM annotations WHERE episode_id = ?1 ORDER BY at, id",
-        )?;
-        let rows = stmt.query_map([episode_id], |r| {
-            Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get::<_, String>(4)?,
-            ))
-        })?;
-        rows.map(|r| {
-            let (id, episode_id, kind, at, data) = r?;
-            let data = serde_json::from_str(&data)
-                .map_err(|e| Error::Corrupt(format!("annotation {id}: {e}")))?;
-            Ok(Annotation {
-                id,
-                episode_id,
-                kind,
-                at: from_ms(at),
-                data,
-            })
-        })
-        .collect()
-    }
+    // ------------------------------------------------------------ passages
+    /// Full-text hits among the passages of the subject's current files.
+    fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>>;
+    /// The passages with these ids, in the order given (unknown ids skipped).
+    fn passages_by_ids(&self, ids: &[i64]) -> Result<Vec<(i64, Passage)>>;
+    /// Every passage of the subject's current files, by file, page, line.
+    fn current_passages(&self, s: &Subject) -> Result<Vec<(i64, Passage)>>;
+    /// The passages of one file version, by page and line.
+    fn version_passages(&self, version_id: i64) -> Result<Vec<(i64, Passage)>>;
+    /// Vectors of the subject's current passages made by `model`.
+    fn passage_vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>>;
+    /// Up to `limit` current passages with no vector from `model`.
+    fn passages_missing_vectors(
+        &self,
+        s: &Subject,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>>;
 
-    /// The subject's current concept map (JSON of `tm_model::map::ConceptMap`), if any.
-    pub fn latest_map(&self, subject: &Subject) -> Result<Option<String>> {
-        latest_map(&self.conn, subject.id)
-    }
+    // ------------------------------------------------------------ map, beliefs
+    /// The subject's newest concept-map snapshot, if any.
+    fn latest_map(&self, s: &Subject) -> Result<Option<ConceptMap>>;
+    /// The id of the newest snapshot: it changes exactly when one is saved.
+    fn latest_map_id(&self, s: &Subject) -> Result<Option<i64>>;
+    /// Current beliefs (nothing superseded them, not retired), by
+    /// confidence, highest first, then by what they are about.
+    fn current_beliefs(&self, s: &Subject) -> Result<Vec<BeliefRow>>;
+    /// The current belief about `about` (a canonical key), if any.
+    fn current_belief(&self, s: &Subject, about: &str) -> Result<Option<BeliefRow>>;
+    /// Every row ever written about `about`, oldest first.
+    fn belief_history(&self, s: &Subject, about: &str) -> Result<Vec<BeliefRow>>;
 
-    /// The id of the subject's newest concept-map snapshot (`None` before the
-    /// first): it changes exactly when a new snapshot is saved, so caches of
-    /// anything derived from the map key on it.
-    pub fn latest_map_id(&self, subject: &Subject) -> Result<Option<i64>> {
-        Ok(self
-            .conn
-            .prepare_cached("SELECT MAX(id) FROM concept_maps WHERE subject_id = ?1")?
-            .query_row([subject.id], |r| r.get(0))?)
-    }
+    // ------------------------------------------------------------ the night
+    /// Whether the night of `day` already ran for the subject.
+    fn nightly_ran(&self, s: &Subject, day: &str) -> Result<bool>;
+    /// (chain head seq, newest map snapshot id, 0 when none).
+    fn subject_stamp(&self, s: &Subject) -> Result<(i64, i64)>;
+    /// The subject's working set, if a night built a readable one (a cache:
+    /// an unreadable one is `None`).
+    fn working_set(&self, s: &Subject) -> Result<Option<WorkingSet>>;
+    /// The subject's self-model, if a night composed a readable one.
+    fn self_model(&self, s: &Subject) -> Result<Option<SelfModel>>;
+    /// The latest citation checks with this status.
+    fn citation_checks(&self, s: &Subject, status: &str) -> Result<Vec<CitationCheck>>;
+    /// Up to `n` episodes (none after `at`) whose citation is due: never
+    /// checked first (oldest first), then the longest since checked; each
+    /// with its latest check. Consolidations and file episodes never are.
+    fn citation_batch(
+        &self,
+        s: &Subject,
+        at: DateTime<Utc>,
+        n: usize,
+    ) -> Result<Vec<(Episode, Option<CitationCheck>)>>;
+    /// Latest citation checks per status.
+    fn citation_status_counts(&self, s: &Subject) -> Result<BTreeMap<String, usize>>;
 
-    /// Whether a history file with this checksum was already imported into the subject.
-    pub fn imported(&self, subject: &Subject, sha256: &str) -> Result<bool> {
-        Ok(self
-            .conn
-            .query_row(
-                "SELECT 1 FROM imports WHERE subject_id = ?1 AND sha256 = ?2",
-                params![subject.id, sha256],
-                |_| Ok(()),
-            )
-            .optional()?
-            .is_some())
-    }
+    // ------------------------------------------------------------ tenants
+    /// Every key, oldest first.
+    fn api_keys(&self) -> Result<Vec<ApiKey>>;
+    /// The key with this public prefix, with its stored digest.
+    fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>>;
+    /// The tenant owning the subject's learner (`None`: no tenant).
+    fn subject_tenant(&self, s: &Subject) -> Result<Option<i64>>;
+    /// The subjects of the tenant's learners, by key.
+    fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>>;
 }
 
-pub(crate) const EPISODE_COLUMNS: &str =
-    "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash";
-
-pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
-    let id: i64 = r.get(0)?;
-    let kind: String = r.get(2)?;
-    let concepts: String = r.get(7)?;
-    let evidence: String = r.get(8)?;
-    let data: String = r.get(9)?;
-    let hash: Vec<u8> = r.get(11)?;
-    let corrupt = |what: &str, e: &dyn std::fmt::Display| {
-        Error::Corrupt(format!("episode {id}: {what}: {e}"))
-    };
-    let build = || -> Result<Episode> {
-        Ok(Episode {
-            id,
-            seq: r.get::<_, i64>(1)? as u64,
-            kind: Kind::parse(&kind).ok_or_else(|| corrupt("kind", &kind))?,
-            at: from_ms(r.get(3)?),
-            salience: r.get(4)?,
-            summary: r.get(5)?,
-            text: r.get(6)?,
-            concepts: serde_json::from_str(&concepts).map_err(|e| corrupt("concepts", &e))?,
-            evidence: serde_json::from_str(&evidence).map_err(|e| corrupt("evidence", &e))?,
-            data: serde_json::from_str(&data).map_err(|e| corrupt("data", &e))?,
-            external_id: r.get(10)?,
-            hash: hash
-                .as_slice()
-                .try_into()
-                .map_err(|_| corrupt("hash", &"not 32 bytes"))?,
-        })
-    };
-    Ok(build())
-}
-
-pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
-    let key: String = r.get(1)?;
-    Ok(SubjectKey::parse(&key)
-        .map_err(Error::from)
-        .and_then(|key| {
-            Ok(Subject {
-                id: r.get(0)?,
-                key,
-                title: r.get(2)?,
-                language: r.get(3)?,
-                timezone: r.get(4)?,
-            })
-        }))
-}
-
-fn subject_by_key(conn: &Connection, key: &str) -> Result<Option<Subject>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT id, key, title, language, timezone FROM subjects WHERE key = ?1")?;
-    stmt.query_row([key], subject_row).optional()?.transpose()
-}
-
-fn latest_map(conn: &Connection, subject_id: i64) -> Result<Option<String>> {
-    Ok(conn
-        .prepare_cached(
-            "SELECT map FROM concept_maps WHERE subject_id = ?1 ORDER BY id DESC LIMIT 1",
-        )?
-        .query_row([subject_id], |r| r.get(0))
-        .optional()?)
-}
-
-pub(crate) fn file_versions(
-    conn: &Connection,
-    subject_id: i64,
-    name: Option<&str>,
-) -> Result<Vec<FileVersion>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT v.id, f.name, v.version, v.sha256, v.format, v.added_at, v.replaced_at, v.replaced_by, v.removed_at,
-                (SELECT COUNT(*) FROM file_pages p WHERE p.version_id = v.id)
-         FROM file_versions v JOIN files f ON f.id = v.file_id
-         WHERE f.subject_id = ?1 AND (?2 IS NULL OR f.name = ?2)
-         ORDER BY v.added_at, v.id",
-    )?;
-    let rows = stmt.query_map(params![subject_id, name], |r| {
-        Ok(FileVersion {
-            id: r.get(0)?,
-            name: r.get(1)?,
-            version: r.get(2)?,
-            sha256: r.get(3)?,
-            format: r.get(4)?,
-            added_at: from_ms(r.get(5)?),
-            replaced_at: r.get::<_, Option<i64>>(6)?.map(from_ms),
-            replaced_by: r.get(7)?,
-            removed_at: r.get::<_, Option<i64>>(8)?.map(from_ms),
-            pages: r.get::<_, i64>(9)? as usize,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-/// A write transaction. Dropping it without [`Store::write`] returning `Ok`
-/// rolls everything back.
-pub struct Tx<'c> {
-    tx: rusqlite::Transaction<'c>,
-    /// Chain heads read (or written) in this transaction: safe to cache, the
-    /// write lock is ours until commit.
-    heads: HashMap<i64, (u64, Hash)>,
-}
-
-impl Tx<'_> {
+/// One write transaction: every write, and every read as seen inside it.
+pub trait Tx: Reader {
     /// The subject, created with its learner when absent; an existing subject
     /// is returned as it is.
-    pub fn ensure_subject(
+    fn ensure_subject(
         &mut self,
         key: &SubjectKey,
         title: &str,
         language: Option<&str>,
         at: DateTime<Utc>,
-    ) -> Result<Subject> {
-        if let Some(s) = subject_by_key(&self.tx, &key.to_string())? {
-            return Ok(s);
-        }
-        let now = to_ms(at);
-        self.tx.execute(
-            "INSERT INTO learners (slug, created_at) VALUES (?1, ?2) ON CONFLICT (slug) DO NOTHING",
-            params![key.learner, now],
-        )?;
-        let learner_id: i64 = self.tx.query_row(
-            "SELECT id FROM learners WHERE slug = ?1",
-            [&key.learner],
-            |r| r.get(0),
-        )?;
-        let title = if title.trim().is_empty() {
-            key.subject.as_str()
-        } else {
-            title
-        };
-        self.tx.execute(
-            "INSERT INTO subjects (learner_id, slug, key, title, language, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![learner_id, key.subject, key.to_string(), title, language, now],
-        )?;
-        subject_by_key(&self.tx, &key.to_string())?
-            .ok_or_else(|| Error::Corrupt(format!("subject {key} vanished after insert")))
-    }
-
-    pub fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>> {
-        subject_by_key(&self.tx, &key.to_string())
-    }
-
-    fn head(&mut self, subject: &Subject) -> Result<(u64, Hash)> {
-        if let Some(h) = self.heads.get(&subject.id) {
-            return Ok(*h);
-        }
-        let row: Option<(i64, Vec<u8>)> = self
-            .tx
-            .prepare_cached(
-                "SELECT seq, hash FROM episodes WHERE subject_id = ?1 ORDER BY seq DESC LIMIT 1",
-            )?
-            .query_row([subject.id], |r| Ok((r.get(0)?, r.get(1)?)))
-            .optional()?;
-        let head = match row {
-            None => (0, genesis_hash(&subject.key.to_string())),
-            Some((seq, hash)) => (
-                seq as u64,
-                hash.as_slice().try_into().map_err(|_| {
-                    Error::Corrupt(format!("{}: head hash is not 32 bytes", subject.key))
-                })?,
-            ),
-        };
-        self.heads.insert(subject.id, head);
-        Ok(head)
-    }
-
-    /// Appends one episode at the head of the subject's chain.
-    pub fn append(&mut self, subject: &Subject, e: &NewEpisode) -> Result<Appended> {
-        let (head_seq, prev) = self.head(subject)?;
-        let key = subject.key.to_string();
-        let seq = head_seq + 1;
-        let concepts =
-            serde_json::to_string(&e.concepts).map_err(|e| Error::Corrupt(e.to_string()))?;
-        let evidence =
-            serde_json::to_string(&e.evidence).map_err(|e| Error::Corrupt(e.to_string()))?;
-        // serde_json's Map is a BTreeMap here: keys come out sorted.
-        let data = serde_json::to_string(&e.data).map_err(|e| Error::Corrupt(e.to_string()))?;
-        let fields = EpisodeFields {
-            subject: &key,
-            seq,
-            kind: e.kind.as_str(),
-            at_ms: to_ms(e.at),
-            salience: e.salience,
-            summary: &e.summary,
-            text: &e.text,
-            concepts_json: &concepts,
-            evidence_json: &evidence,
-            data_json: &data,
-            external_id: e.external_id.as_deref(),
-        };
-        let hash = episode_hash(&fields, &prev);
-        let inserted = self
-            .tx
-            .prepare_cached(
-                "INSERT INTO episodes (subject_id, seq, kind, at, salience, summary, text, concepts, evidence, data,
-                                       external_id, prev_hash, hash, import_key)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-            )?
-            .execute(params![
-                subject.id,
-                seq as i64,
-                fields.kind,
-                fields.at_ms,
-                e.salience,
-                e.summary,
-                e.text,
-                concepts,
-                evidence,
-                data,
-                e.external_id,
-                prev.as_slice(),
-                hash.as_slice(),
-                e.import_key.as_ref().map(|k| k.as_slice()),
-            ]);
-        if let Err(err) = inserted {
-            if let (Some(id), rusqlite::Error::SqliteFailure(f, _)) = (&e.external_id, &err)
-                && f.code == rusqlite::ErrorCode::ConstraintViolation
-                && let Some(seq) = self.seq_of_external_id(subject, id)?
-            {
-                return Err(Error::ExternalIdTaken {
-                    key,
-                    id: id.clone(),
-                    seq,
-                });
-            }
-            return Err(err.into());
-        }
-        let id = self.tx.last_insert_rowid();
-        recall::index_episode(&self.tx, subject.id, id, &e.text, &e.concepts)?;
-        self.heads.insert(subject.id, (seq, hash));
-        Ok(Appended { id, seq, hash })
-    }
-
-    fn seq_of_external_id(&self, subject: &Subject, id: &str) -> Result<Option<u64>> {
-        Ok(self
-            .tx
-            .query_row(
-                "SELECT seq FROM episodes WHERE subject_id = ?1 AND external_id = ?2",
-                params![subject.id, id],
-                |r| r.get::<_, i64>(0),
-            )
-            .optional()?
-            .map(|s| s as u64))
-    }
-
-    /// Whether an episode with this import key exists in the subject.
-    pub fn has_import_key(&self, subject: &Subject, key: &Hash) -> Result<bool> {
-        Ok(self
-            .tx
-            .prepare_cached("SELECT 1 FROM episodes WHERE subject_id = ?1 AND import_key = ?2")?
-            .query_row(params![subject.id, key.as_slice()], |_| Ok(()))
-            .optional()?
-            .is_some())
-    }
-
-    /// Stores `bytes` as the current version of the file `name`. The same bytes
-    /// as the current version store nothing; other bytes make a new version and
-    /// mark the previous one replaced.
-    pub fn add_file(
+    ) -> Result<Subject>;
+    /// Sets the learner's time zone for the subject.
+    fn set_timezone(&mut self, s: &Subject, tz: chrono_tz::Tz) -> Result<()>;
+    /// Appends one episode at the head of the subject's chain and indexes its
+    /// terms and concepts.
+    fn append(&mut self, s: &Subject, e: &NewEpisode) -> Result<Appended>;
+    /// Stores `bytes` as the current version of the file `name` and splits
+    /// its pages into indexed passages. The same bytes as the current version
+    /// store nothing; other bytes make a new version and mark the previous one
+    /// replaced.
+    fn add_file(
         &mut self,
-        subject: &Subject,
+        s: &Subject,
         name: &str,
         bytes: &[u8],
         format: &str,
         pages: &[String],
         at: DateTime<Utc>,
-    ) -> Result<FileAdded> {
-        let sha = hex::encode(Sha256::digest(bytes));
-        let now = to_ms(at);
-        self.tx.execute(
-            "INSERT INTO files (subject_id, name) VALUES (?1, ?2) ON CONFLICT (subject_id, name) DO NOTHING",
-            params![subject.id, name],
-        )?;
-        let file_id: i64 = self.tx.query_row(
-            "SELECT id FROM files WHERE subject_id = ?1 AND name = ?2",
-            params![subject.id, name],
-            |r| r.get(0),
-        )?;
-        let current = self.current_version(subject, name)?;
-        if let Some(cur) = &current
-            && cur.sha256 == sha
-            && cur.removed_at.is_none()
-        {
-            return Ok(FileAdded::Unchanged(cur.clone()));
-        }
-        let version: i64 = self.tx.query_row(
-            "SELECT COALESCE(MAX(version), 0) + 1 FROM file_versions WHERE file_id = ?1",
-            [file_id],
-            |r| r.get(0),
-        )?;
-        self.tx.execute(
-            "INSERT INTO file_versions (file_id, version, sha256, bytes, format, added_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![file_id, version, sha, bytes, format, now],
-        )?;
-        let id = self.tx.last_insert_rowid();
-        {
-            let mut ins = self.tx.prepare_cached(
-                "INSERT INTO file_pages (version_id, page, text) VALUES (?1, ?2, ?3)",
-            )?;
-            for (i, text) in pages.iter().enumerate() {
-                ins.execute(params![id, i as i64 + 1, text])?;
-            }
-        }
-        passages::index_version(&self.tx, subject.id, id, pages)?;
-        let replaced = match current {
-            Some(cur) if cur.removed_at.is_none() => {
-                self.tx.execute(
-                    "UPDATE file_versions SET replaced_at = ?1, replaced_by = ?2 WHERE id = ?3",
-                    params![now, id, cur.id],
-                )?;
-                Some(cur.id)
-            }
-            _ => None,
-        };
-        let version = self
-            .current_version(subject, name)?
-            .ok_or_else(|| Error::Corrupt(format!("file {name:?} vanished after insert")))?;
-        Ok(FileAdded::New { version, replaced })
-    }
-
-    /// The newest version of the file, removed or not.
-    pub fn current_version(&self, subject: &Subject, name: &str) -> Result<Option<FileVersion>> {
-        Ok(file_versions(&self.tx, subject.id, Some(name))?
-            .into_iter()
-            .max_by_key(|v| v.version))
-    }
-
+    ) -> Result<FileAdded>;
     /// Marks the file's current version removed.
-    pub fn remove_file(
-        &mut self,
-        subject: &Subject,
-        name: &str,
-        at: DateTime<Utc>,
-    ) -> Result<FileVersion> {
-        let cur = self
-            .current_version(subject, name)?
-            .ok_or_else(|| Error::UnknownFile {
-                key: subject.key.to_string(),
-                name: name.to_string(),
-            })?;
-        if cur.removed_at.is_none() {
-            self.tx.execute(
-                "UPDATE file_versions SET removed_at = ?1 WHERE id = ?2",
-                params![to_ms(at), cur.id],
-            )?;
-        }
-        self.current_version(subject, name)?
-            .ok_or_else(|| Error::Corrupt(format!("file {name:?} vanished")))
-    }
-
+    fn remove_file(&mut self, s: &Subject, name: &str, at: DateTime<Utc>) -> Result<FileVersion>;
     /// Records a fact learned after the episode was written.
-    pub fn annotate(
+    fn annotate(
         &mut self,
         episode_id: i64,
         kind: &str,
         at: DateTime<Utc>,
         data: &serde_json::Value,
-    ) -> Result<i64> {
-        self.tx.execute(
-            "INSERT INTO annotations (episode_id, kind, at, data) VALUES (?1, ?2, ?3, ?4)",
-            params![episode_id, kind, to_ms(at), data.to_string()],
-        )?;
-        Ok(self.tx.last_insert_rowid())
-    }
-
-    /// Sets the learner's time zone (an IANA name) for the subject.
-    pub fn set_timezone(&mut self, subject: &Subject, tz: &str) -> Result<()> {
-        self.tx.execute(
-            "UPDATE subjects SET timezone = ?1 WHERE id = ?2",
-            params![tz, subject.id],
-        )?;
-        Ok(())
-    }
-
-    /// The subject's current concept map, as seen inside this transaction.
-    pub fn latest_map(&self, subject: &Subject) -> Result<Option<String>> {
-        latest_map(&self.tx, subject.id)
-    }
-
+    ) -> Result<i64>;
     /// Stores a new snapshot of the subject's concept map.
-    pub fn save_map(
+    fn save_map(
         &mut self,
-        subject: &Subject,
+        s: &Subject,
         at: DateTime<Utc>,
         reason: &str,
-        map_json: &str,
-    ) -> Result<()> {
-        self.tx.execute(
-            "INSERT INTO concept_maps (subject_id, at, reason, map) VALUES (?1, ?2, ?3, ?4)",
-            params![subject.id, to_ms(at), reason, map_json],
-        )?;
-        Ok(())
-    }
-
+        map: &ConceptMap,
+    ) -> Result<()>;
     /// Records that a history file was imported.
-    pub fn record_import(
+    fn record_import(
         &mut self,
-        subject: &Subject,
+        s: &Subject,
         sha256: &str,
         source: &str,
         at: DateTime<Utc>,
         events: usize,
         appended: usize,
-    ) -> Result<()> {
-        self.tx.execute(
-            "INSERT INTO imports (subject_id, sha256, source, at, events, appended) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            params![subject.id, sha256, source, to_ms(at), events as i64, appended as i64],
-        )?;
-        Ok(())
+    ) -> Result<()>;
+    /// Stores (or replaces) episodes' vectors: derived data, not the chain.
+    fn put_vectors(&mut self, s: &Subject, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()>;
+    /// Stores (or replaces) passages' vectors.
+    fn put_passage_vectors(&mut self, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()>;
+    /// Inserts a new belief row; when it replaces `supersedes`, points that
+    /// row at the new one (the only change a belief row ever takes).
+    fn insert_belief(&mut self, s: &Subject, b: &BeliefRow, supersedes: Option<i64>)
+    -> Result<i64>;
+    /// Records the night's run; a second record of the same day is an error.
+    fn record_nightly(
+        &mut self,
+        s: &Subject,
+        day: &str,
+        at: DateTime<Utc>,
+        summary: &serde_json::Value,
+    ) -> Result<()>;
+    /// Replaces the latest check of an episode's citation.
+    fn record_citation_check(
+        &mut self,
+        s: &Subject,
+        episode_id: i64,
+        at: DateTime<Utc>,
+        status: &str,
+        label: &str,
+    ) -> Result<()>;
+    /// Replaces the subject's working set (a derived cache).
+    fn put_working_set(&mut self, s: &Subject, at: DateTime<Utc>, ws: &WorkingSet) -> Result<()>;
+    /// Replaces the subject's self-model (a derived cache).
+    fn put_self_model(&mut self, s: &Subject, at: DateTime<Utc>, m: &SelfModel) -> Result<()>;
+    /// Makes `learner` the tenant's: created for it when absent, `Taken` when
+    /// it exists and is not the tenant's.
+    fn claim_learner(&mut self, learner: &str, tenant_id: i64, at: DateTime<Utc>) -> Result<Claim>;
+    /// Stores a new key for `tenant` (created when absent).
+    fn add_api_key(
+        &mut self,
+        tenant: &str,
+        prefix: &str,
+        sha256: &str,
+        admin: bool,
+        at: DateTime<Utc>,
+    ) -> Result<ApiKey>;
+    /// Revokes the key with this prefix; `None` when there is none.
+    /// Revoking twice keeps the first instant.
+    fn revoke_api_key(&mut self, prefix: &str, at: DateTime<Utc>) -> Result<Option<ApiKey>>;
+    /// Gives an existing learner of no tenant to `tenant` (created when
+    /// absent). `Taken` when another tenant owns it; `None`: no such learner.
+    fn assign_learner(
+        &mut self,
+        learner: &str,
+        tenant: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Option<Claim>>;
+}
+
+/// One connection to a store.
+pub trait Store: Reader + Send {
+    /// Runs `f` in one write transaction that holds the write lock from its
+    /// first statement (so appends queue rather than fork a chain): commits
+    /// when `f` returns `Ok`, rolls back otherwise. Use [`StoreExt::write`].
+    fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()>;
+    /// Where the data lives (a path, `:memory:`, a URL without secrets).
+    fn location(&self) -> &str;
+}
+
+/// [`Store::transact`] with a result.
+pub trait StoreExt {
+    /// Runs `f` in one transaction: all of it commits, or none.
+    fn write<T>(&mut self, f: impl FnOnce(&mut dyn Tx) -> Result<T>) -> Result<T> {
+        self.write_with(f)
     }
+
+    /// [`StoreExt::write`] for callers with their own error type (one a
+    /// store error converts into): the closure's error is what comes back.
+    fn write_with<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Tx) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E>;
+}
+
+impl<S: Store + ?Sized> StoreExt for S {
+    fn write_with<T, E: From<Error>>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Tx) -> std::result::Result<T, E>,
+    ) -> std::result::Result<T, E> {
+        let mut f = Some(f);
+        let mut out: Option<std::result::Result<T, E>> = None;
+        let done = self.transact(&mut |tx| {
+            let Some(f) = f.take() else {
+                return Err(Error::Corrupt(
+                    "a transaction body was run twice".to_string(),
+                ));
+            };
+            match f(tx) {
+                Ok(v) => {
+                    out = Some(Ok(v));
+                    Ok(())
+                }
+                Err(e) => {
+                    out = Some(Err(e));
+                    Err(Error::RolledBack)
+                }
+            }
+        });
+        match (done, out) {
+            (Ok(()), Some(Ok(v))) => Ok(v),
+            (_, Some(Err(e))) => Err(e),
+            (Err(e), _) => Err(e.into()),
+            (Ok(()), None) => Err(Error::Corrupt("a transaction body never ran".into()).into()),
+        }
+    }
+}
+
+/// Where the data lives, and how to reach it: opens connections.
+pub trait Engine: Send + Sync {
+    /// A new connection (migrations already ran when the engine was opened).
+    fn connect(&self) -> Result<Box<dyn Store>>;
+    /// Where the data lives, for messages.
+    fn location(&self) -> &str;
+}
+
+/// The engine for `location`: a file path (SQLite, created when missing).
+/// A `postgres://` URL names the shared engine, which this build does not
+/// have yet.
+pub fn open(location: &str) -> Result<Arc<dyn Engine>> {
+    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
+        return Err(Error::Unsupported(
+            "PostgreSQL is not an engine of this build yet; use a SQLite file path".into(),
+        ));
+    }
+    Ok(Arc::new(sqlite::SqliteEngine::open(location)?))
+}
+
+/// The subject, or [`Error::UnknownSubject`].
+pub fn require_subject(r: &dyn Reader, key: &SubjectKey) -> Result<Subject> {
+    r.subject(key)?
+        .ok_or_else(|| Error::UnknownSubject(key.to_string()))
+}
+
+struct HashIndex<'a> {
+    reader: &'a dyn Reader,
+    subject: &'a Subject,
+}
+
+impl PrevLookup for HashIndex<'_> {
+    fn seq_of_hash(&mut self, hash: &[u8]) -> Option<u64> {
+        self.reader.seq_of_hash(self.subject, hash).ok().flatten()
+    }
+}
+
+/// Recomputes the subject's chain from the stored rows and reports the first
+/// break; with a checkpoint, also whether the chain still reaches it
+/// unchanged. Engine-independent: it reads rows through [`Reader`] only.
+pub fn verify(r: &dyn Reader, s: &Subject, checkpoint: Option<&Checkpoint>) -> Result<ChainReport> {
+    let key = s.key.to_string();
+    if let Some(cp) = checkpoint
+        && cp.subject != key
+    {
+        return Err(Error::Corrupt(format!(
+            "the checkpoint is for subject {}, not {key}",
+            cp.subject
+        )));
+    }
+    let mut verifier = ChainVerifier::new(&key);
+    let mut lookup = HashIndex {
+        reader: r,
+        subject: s,
+    };
+    let mut first_break = None;
+    r.chain_rows(s, &mut |row| match verifier.push(row, &mut lookup) {
+        Ok(()) => true,
+        Err(b) => {
+            first_break = Some(b);
+            false
+        }
+    })?;
+    if first_break.is_none()
+        && let Some(cp) = checkpoint
+    {
+        let at_cp = r.hash_at_seq(s, cp.seq)?;
+        first_break = verifier.finish(Some((cp, at_cp.as_deref()))).err();
+    }
+    let (head_seq, head) = verifier.head();
+    Ok(ChainReport {
+        subject: key,
+        state: if first_break.is_some() {
+            ChainState::Broken
+        } else {
+            ChainState::Intact
+        },
+        verified: verifier.verified(),
+        head_seq,
+        head_hash: hex::encode(head),
+        first_break,
+        checkpoint_checked: checkpoint.is_some(),
+    })
+}
+
+/// The subject's chain head as an exportable checkpoint.
+pub fn checkpoint(r: &dyn Reader, s: &Subject) -> Result<Checkpoint> {
+    let (seq, hash) = r.head(s)?;
+    Ok(Checkpoint {
+        subject: s.key.to_string(),
+        seq,
+        head_hash: hex::encode(hash),
+    })
 }

@@ -5,9 +5,10 @@
 use chrono::{Duration, TimeZone, Utc};
 use proptest::prelude::*;
 use rusqlite::params;
-use tm_model::episodes::{Break, Evidence, Kind, salience};
-use tm_model::subject::SubjectKey;
-use tm_store::{ChainState, NewEpisode, Store, Subject};
+use tm_model::episodes::{Break, ChainState, Evidence, Kind, NewEpisode, salience};
+use tm_model::subject::{Subject, SubjectKey};
+use tm_store::sqlite::SqliteStore;
+use tm_store::{Reader, StoreExt, checkpoint, verify};
 
 fn key() -> SubjectKey {
     SubjectKey::parse("ana/cells").unwrap()
@@ -43,8 +44,8 @@ fn episode(i: usize) -> NewEpisode {
     }
 }
 
-fn filled(n: usize) -> (Store, Subject) {
-    let mut store = Store::open_in_memory().unwrap();
+fn filled(n: usize) -> (SqliteStore, Subject) {
+    let mut store = SqliteStore::open_in_memory().unwrap();
     let subject = store
         .write(|tx| {
             let s = tx.ensure_subject(&key(), "Cells", Some("en"), Utc::now())?;
@@ -57,21 +58,21 @@ fn filled(n: usize) -> (Store, Subject) {
     (store, subject)
 }
 
-fn drop_triggers(store: &Store) {
+fn drop_triggers(store: &SqliteStore) {
     store
         .raw_connection()
         .execute_batch("PRAGMA foreign_keys = OFF; DROP TRIGGER episodes_no_update; DROP TRIGGER episodes_no_delete;")
         .unwrap();
 }
 
-fn first_break(store: &Store, subject: &Subject) -> Option<Break> {
-    store.verify_subject(subject, None).unwrap().first_break
+fn first_break(store: &SqliteStore, subject: &Subject) -> Option<Break> {
+    verify(store, subject, None).unwrap().first_break
 }
 
 #[test]
 fn an_untouched_chain_is_intact() {
     let (store, subject) = filled(50);
-    let report = store.verify_subject(&subject, None).unwrap();
+    let report = verify(&store, &subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact);
     assert_eq!(report.verified, 50);
     assert_eq!(report.head_seq, 50);
@@ -223,10 +224,10 @@ fn a_consistently_rehashed_row_breaks_the_next_link() {
 #[test]
 fn checkpoints_catch_truncation_and_whole_rewrites() {
     let (store, subject) = filled(12);
-    let cp = store.checkpoint(&subject).unwrap();
+    let cp = checkpoint(&store, &subject).unwrap();
     assert_eq!(cp.seq, 12);
     assert_eq!(
-        store.verify_subject(&subject, Some(&cp)).unwrap().state,
+        verify(&store, &subject, Some(&cp)).unwrap().state,
         ChainState::Intact
     );
 
@@ -241,7 +242,7 @@ fn checkpoints_catch_truncation_and_whole_rewrites() {
         None,
         "without a checkpoint truncation is invisible"
     );
-    let report = store.verify_subject(&subject, Some(&cp)).unwrap();
+    let report = verify(&store, &subject, Some(&cp)).unwrap();
     assert_eq!(
         report.first_break,
         Some(Break::Truncated {
@@ -254,10 +255,10 @@ fn checkpoints_catch_truncation_and_whole_rewrites() {
 #[test]
 fn a_whole_rewrite_is_caught_only_by_the_checkpoint() {
     let (store, subject) = filled(6);
-    let cp = store.checkpoint(&subject).unwrap();
+    let cp = checkpoint(&store, &subject).unwrap();
     // Rebuild the same subject's chain with one episode changed: a fresh
     // store whose chain is internally perfect.
-    let mut other = Store::open_in_memory().unwrap();
+    let mut other = SqliteStore::open_in_memory().unwrap();
     let s2 = other
         .write(|tx| {
             let s = tx.ensure_subject(&key(), "Cells", Some("en"), Utc::now())?;
@@ -272,7 +273,7 @@ fn a_whole_rewrite_is_caught_only_by_the_checkpoint() {
         })
         .unwrap();
     assert_eq!(first_break(&other, &s2), None);
-    match other.verify_subject(&s2, Some(&cp)).unwrap().first_break {
+    match verify(&other, &s2, Some(&cp)).unwrap().first_break {
         Some(Break::CheckpointMismatch { seq: 6, .. }) => {}
         b => panic!("expected a checkpoint mismatch, got {b:?}"),
     }
@@ -284,7 +285,7 @@ fn concurrent_writers_leave_one_gapless_chain() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("t.db");
     let subject = {
-        let mut s = Store::open(&path).unwrap();
+        let mut s = SqliteStore::open(&path).unwrap();
         s.write(|tx| tx.ensure_subject(&key(), "Cells", None, Utc::now()))
             .unwrap()
     };
@@ -295,7 +296,7 @@ fn concurrent_writers_leave_one_gapless_chain() {
             let path = path.clone();
             let subject = subject.clone();
             scope.spawn(move || {
-                let mut store = Store::open(&path).unwrap();
+                let mut store = SqliteStore::open(&path).unwrap();
                 for i in 0..per_thread {
                     let mut e = episode(t * 1000 + i);
                     e.external_id = Some(format!("t{t}-{i}"));
@@ -304,8 +305,8 @@ fn concurrent_writers_leave_one_gapless_chain() {
             });
         }
     });
-    let store = Store::open(&path).unwrap();
-    let report = store.verify_subject(&subject, None).unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    let report = verify(&store, &subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
     assert_eq!(report.verified, (threads * per_thread) as u64);
     assert_eq!(

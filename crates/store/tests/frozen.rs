@@ -1,7 +1,9 @@
 //! An old database, frozen as a fixture, still opens, migrates and verifies.
 
+use tm_model::episodes::ChainState;
 use tm_model::subject::SubjectKey;
-use tm_store::{ChainState, Store};
+use tm_store::sqlite::SqliteStore;
+use tm_store::{Reader, require_subject, verify};
 
 #[test]
 fn frozen_schema_v1_opens_migrates_and_verifies() {
@@ -12,12 +14,10 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
         &path,
     )
     .unwrap();
-    let store = Store::open(&path).unwrap();
+    let store = SqliteStore::open(&path).unwrap();
     assert_eq!(store.schema_version().unwrap(), 7);
-    let subject = store
-        .require_subject(&SubjectKey::parse("ana/cell-biology").unwrap())
-        .unwrap();
-    let report = store.verify_subject(&subject, None).unwrap();
+    let subject = require_subject(&store, &SubjectKey::parse("ana/cell-biology").unwrap()).unwrap();
+    let report = verify(&store, &subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
     assert_eq!(report.verified, 46);
     // The head hash written by schema v1's code: the canonical encoding is unchanged.
@@ -26,11 +26,15 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
         "9052eec22e3a2a50d21dc44cb9089a4a1f2d0e8b758b9960c3a419e200cfd8c6"
     );
     // The migration backfilled the full-text index for the old episodes.
-    let hits = store.fts_hits(&subject, "\"osmosis\"", 50).unwrap();
+    let hits = store
+        .term_hits(&subject, &["osmosis".to_string()], 50)
+        .unwrap();
     assert!(hits.len() >= 4, "{hits:?}");
     // The passage migration split the old file pages into passages.
     let passages = store.current_passages(&subject).unwrap();
     assert!(!passages.is_empty());
-    let hits = store.passage_hits(&subject, "\"osmosis\"", 10).unwrap();
+    let hits = store
+        .passage_hits(&subject, &["osmosis".to_string()], 10)
+        .unwrap();
     assert!(!hits.is_empty(), "no passage about osmosis");
 }

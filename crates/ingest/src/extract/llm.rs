@@ -55,8 +55,9 @@ impl LlmConfig {
     }
 }
 
-/// One OpenAI-compatible chat endpoint: the extractor asks it for concepts,
-/// the benchmark for answers. Temperature 0.
+/// One OpenAI-compatible chat endpoint: the extractor asks it for concepts
+/// and the benchmark for answers ([`ChatClient::complete`], temperature 0),
+/// a chat turn for the tutor's answer ([`ChatClient::stream`]).
 pub struct ChatClient {
     config: LlmConfig,
     agent: ureq::Agent,
@@ -83,8 +84,20 @@ impl ChatClient {
         &self.config
     }
 
-    /// The first choice's message content for `messages`; `json` asks for a
-    /// JSON object; a reply longer than `limit` bytes is refused.
+    fn post(
+        &self,
+        body: &serde_json::Value,
+    ) -> std::result::Result<ureq::http::Response<ureq::Body>, String> {
+        let mut req = self.agent.post(&self.config.endpoint());
+        if let Some(key) = &self.config.api_key {
+            req = req.header("Authorization", &format!("Bearer {key}"));
+        }
+        req.send_json(body)
+            .map_err(|e| format!("request to {} failed: {e}", self.config.endpoint()))
+    }
+
+    /// The first choice's message content for `messages`, at temperature 0;
+    /// `json` asks for a JSON object; a reply longer than `limit` bytes is refused.
     pub fn complete(
         &self,
         messages: &[serde_json::Value],
@@ -99,13 +112,7 @@ impl ChatClient {
         if json {
             body["response_format"] = serde_json::json!({"type": "json_object"});
         }
-        let mut req = self.agent.post(&self.config.endpoint());
-        if let Some(key) = &self.config.api_key {
-            req = req.header("Authorization", &format!("Bearer {key}"));
-        }
-        let mut resp = req
-            .send_json(&body)
-            .map_err(|e| format!("request to {} failed: {e}", self.config.endpoint()))?;
+        let mut resp = self.post(&body)?;
         let status = resp.status();
         let text = resp
             .body_mut()
@@ -127,6 +134,60 @@ impl ChatClient {
             .next()
             .and_then(|c| c.message.content)
             .ok_or_else(|| "the reply has no message content".to_string())
+    }
+
+    /// The answer to `messages`, streamed (`stream: true`, server-sent
+    /// events): each content delta goes to `on_delta` as it arrives; returns
+    /// the whole answer. An answer longer than `limit` bytes is refused.
+    /// The model's own sampling is left as it is: this is the tutor's answer,
+    /// not a reading of the material.
+    pub fn stream(
+        &self,
+        messages: &[serde_json::Value],
+        limit: usize,
+        on_delta: &mut dyn FnMut(&str),
+    ) -> std::result::Result<String, String> {
+        use std::io::BufRead;
+        let body =
+            serde_json::json!({"model": self.config.model, "stream": true, "messages": messages});
+        let mut resp = self.post(&body)?;
+        let status = resp.status();
+        if !status.is_success() {
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(64 * 1024)
+                .read_to_string()
+                .unwrap_or_default();
+            return Err(format!(
+                "the chat endpoint answered HTTP {status}: {}",
+                text.chars().take(300).collect::<String>()
+            ));
+        }
+        let reader = std::io::BufReader::new(resp.into_body().into_reader());
+        let mut answer = String::new();
+        for line in reader.lines() {
+            let line = line.map_err(|e| format!("reading the stream: {e}"))?;
+            let Some(data) = line.strip_prefix("data:") else {
+                continue;
+            };
+            let data = data.trim();
+            if data == "[DONE]" {
+                break;
+            }
+            let chunk: serde_json::Value = serde_json::from_str(data)
+                .map_err(|e| format!("the stream carried something that is not JSON: {e}"))?;
+            if let Some(delta) = chunk["choices"][0]["delta"]["content"].as_str()
+                && !delta.is_empty()
+            {
+                if answer.len() + delta.len() > limit {
+                    return Err("the answer is longer than the service accepts".into());
+                }
+                answer.push_str(delta);
+                on_delta(delta);
+            }
+        }
+        Ok(answer)
     }
 }
 

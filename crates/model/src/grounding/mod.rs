@@ -92,19 +92,9 @@ static COURTESY: LazyLock<HashSet<String>> = LazyLock::new(|| {
         .collect()
 });
 
-/// A line of one of the learner's files, as passage retrieval hands it over.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Passage {
-    /// The file's name in the subject.
-    pub file: String,
-    /// The stored file version the line was read from.
-    pub version_id: i64,
-    /// 1-based page.
-    pub page: usize,
-    /// 1-based line within the page.
-    pub line: usize,
-    pub text: String,
-}
+/// The learner's file lines a claim may be traced to: the passages
+/// retrieval hands over (one type for retrieval, the prompt and grounding).
+pub use crate::passages::Passage;
 
 /// A memory recalled for the turn: one more source, labelled with its date.
 #[derive(Debug, Clone, PartialEq)]
@@ -258,8 +248,8 @@ pub fn ground(
                         source: Some(Source::File {
                             file: p.file.clone(),
                             version_id: p.version_id,
-                            page: p.page,
-                            line: p.line,
+                            page: p.page as usize,
+                            line: p.line as usize,
                         }),
                         share,
                     }

@@ -8,7 +8,7 @@ fn t(y: i32, m: u32, d: u32) -> DateTime<Utc> {
         .expect("date")
 }
 
-fn passage(line: usize, text: &str) -> Passage {
+fn passage(line: u32, text: &str) -> Passage {
     Passage {
         file: "cells.md".into(),
         version_id: 7,

@@ -9,9 +9,22 @@
 //! * **unverifiable** — the memory cites no file (a conversation, a check).
 //!   Calling such a memory "holds" would be the real defect.
 
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use crate::episodes::Evidence;
+use crate::files::FileVersion;
+
+/// The latest verification of one episode's citation, as the night keeps it
+/// (it orders the next batch: never checked first, then oldest checked).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CitationCheck {
+    pub episode_id: i64,
+    pub checked_at: DateTime<Utc>,
+    /// holds | changed | unverifiable
+    pub status: String,
+    pub label: String,
+}
 
 /// What the rules need from a stored file version.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +35,28 @@ pub struct VersionFacts {
     pub version: i64,
     pub sha256: String,
     pub removed: bool,
+}
+
+impl VersionFacts {
+    /// The version as it stood at `at`; `None` when it was added later. A
+    /// removal after `at` has not happened yet.
+    pub fn as_of(v: &FileVersion, at: DateTime<Utc>) -> Option<VersionFacts> {
+        (v.added_at <= at).then(|| VersionFacts {
+            id: v.id,
+            name: v.name.clone(),
+            version: v.version,
+            sha256: v.sha256.clone(),
+            removed: v.removed_at.is_some_and(|r| r <= at),
+        })
+    }
+
+    /// Every version as it stands now.
+    pub fn now(versions: &[FileVersion]) -> Vec<VersionFacts> {
+        versions
+            .iter()
+            .filter_map(|v| VersionFacts::as_of(v, DateTime::<Utc>::MAX_UTC))
+            .collect()
+    }
 }
 
 /// What became of one cited file.

@@ -17,7 +17,7 @@ pub mod working_set;
 mod tests;
 
 pub use calibration::{Bin, Calibration, Prediction, Status, calibrate};
-pub use citations::{Change, Citation, VersionFacts, verify};
+pub use citations::{Change, Citation, CitationCheck, VersionFacts, verify};
 pub use consolidate::{Consolidation, DayEpisode, Headline, Tally, consolidate};
 pub use report::{Report, render_text};
 pub use self_model::{SelfModel, SelfModelInput, compose};

@@ -31,7 +31,7 @@ use chrono::{DateTime, Utc};
 use crate::lang::canonical_key;
 
 pub use narration::narrates_period;
-pub use terms::{distinctive_terms, fts5_query, index_terms, index_text, lexical_overlap};
+pub use terms::{distinctive_terms, index_terms, index_text, lexical_overlap};
 
 /// Weight of relevance in the score (SPEC §3; hand-set, not tuned).
 pub const RELEVANCE_WEIGHT: f32 = 0.55;
@@ -95,6 +95,18 @@ pub struct RecallParams {
     /// a question is about a few things, and each routed concept widens the
     /// concept pool by every episode touching it.
     pub route_limit: usize,
+}
+
+/// What recall needs of a candidate episode before it knows which win: kind,
+/// time, salience, and a check's topic and verdict (no text).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CandidateFacts {
+    pub id: i64,
+    pub kind: crate::episodes::Kind,
+    pub at: DateTime<Utc>,
+    pub salience: f64,
+    pub topic: Option<String>,
+    pub verdict: Option<String>,
 }
 
 impl Default for RecallParams {

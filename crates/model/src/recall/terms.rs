@@ -123,24 +123,6 @@ pub fn lexical_overlap(terms: &[String], text: &str) -> f32 {
     hits as f32 / terms.len() as f32
 }
 
-/// An FTS5 MATCH expression that finds rows holding any of `terms`, or `None`
-/// when there is nothing to search for.
-///
-/// Every term is a double-quoted string with its inner quotes doubled, so
-/// FTS5 reads it as a phrase and never as syntax: `AND`, `NEAR(`, `*`, `-`,
-/// `:` or `^` inside a term are plain text. Terms with no letter or digit are
-/// skipped (they would be empty phrases), NUL characters are removed (a bound
-/// string would be cut there), and the rest are joined with `OR`.
-pub fn fts5_query(terms: &[String]) -> Option<String> {
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|t| t.replace('\0', ""))
-        .filter(|t| t.chars().any(char::is_alphanumeric))
-        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
-        .collect();
-    (!quoted.is_empty()).then(|| quoted.join(" OR "))
-}
-
 struct Piece<'a> {
     text: &'a str,
     cjk: bool,
@@ -257,79 +239,6 @@ mod tests {
     #[test]
     fn repeated_terms_come_once() {
         assert_eq!(terms("cell cell Cell CELL"), ["cell"]);
-    }
-
-    #[test]
-    fn hostile_strings_give_only_quoted_terms() {
-        let hostile: Vec<String> = [
-            "\"",
-            "a\"b",
-            "NEAR(",
-            "NEAR(a b, 3)",
-            "*",
-            "cell*",
-            "-x",
-            "col:val",
-            "AND",
-            "OR",
-            "NOT",
-            "^start",
-            "(",
-            ")",
-            "\"\"\"",
-            "\0",
-            "x\0y",
-            "",
-            "  ",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let q = fts5_query(&hostile).expect("some terms have letters");
-        // Re-read the expression: it must be quoted strings joined by OR, nothing else.
-        let mut rest = q.as_str();
-        let mut count = 0;
-        loop {
-            rest = rest
-                .strip_prefix('"')
-                .expect("each term opens with a quote");
-            let mut end = None;
-            let bytes = rest.as_bytes();
-            let mut i = 0;
-            while i < bytes.len() {
-                if bytes[i] == b'"' {
-                    if bytes.get(i + 1) == Some(&b'"') {
-                        i += 2;
-                        continue;
-                    }
-                    end = Some(i);
-                    break;
-                }
-                i += 1;
-            }
-            let end = end.expect("each term closes its quote");
-            count += 1;
-            rest = &rest[end + 1..];
-            if rest.is_empty() {
-                break;
-            }
-            rest = rest.strip_prefix(" OR ").expect("terms are joined by OR");
-        }
-        assert_eq!(count, 11);
-        assert!(!q.contains('\0'));
-        assert!(q.contains("\"a\"\"b\""));
-        assert!(q.contains("\"NEAR(a b, 3)\""));
-    }
-
-    #[test]
-    fn nothing_to_search_gives_no_query() {
-        assert_eq!(fts5_query(&[]), None);
-        assert_eq!(fts5_query(&["*".into(), "\"".into(), " ".into()]), None);
-        assert_eq!(fts5_query(&terms("what is it?")), None);
-        assert_eq!(
-            fts5_query(&terms("what is a cell?")).as_deref(),
-            Some("\"cell\"")
-        );
     }
 
     #[test]

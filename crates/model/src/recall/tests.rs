@@ -443,30 +443,6 @@ proptest! {
         let cut = recall(pool, question, None, now, &P, k);
         prop_assert_eq!(&cut.ranked[..], &full.ranked[..k.min(full.ranked.len())]);
     }
-
-    /// Hostile question text never yields an unquoted FTS5 token.
-    #[test]
-    fn fts5_query_is_always_quoted(question in ".{0,80}") {
-        let terms = distinctive_terms(&question);
-        if let Some(q) = fts5_query(&terms) {
-            let mut inside = false;
-            let mut outside = String::new();
-            let mut chars = q.chars().peekable();
-            while let Some(c) = chars.next() {
-                if c == '"' {
-                    if inside && chars.peek() == Some(&'"') {
-                        chars.next();
-                    } else {
-                        inside = !inside;
-                    }
-                } else if !inside {
-                    outside.push(c);
-                }
-            }
-            prop_assert!(!inside, "unbalanced quotes in {}", q);
-            prop_assert!(outside.split(' ').all(|w| w.is_empty() || w == "OR"), "{}", q);
-        }
-    }
 }
 
 /// The helpers fit together: terms from the question, overlap and narration

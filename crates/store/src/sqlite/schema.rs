@@ -103,7 +103,7 @@ CREATE TABLE imports (
 "#,
     // 2: derived indexes for recall. None of these is part of the chain: they
     //    are rebuilt from the episodes (the full-text terms are backfilled by
-    //    code right after this runs, see `Store::migrate`).
+    //    code right after this runs, see `SqliteStore::migrate`).
     r#"
 -- Contentless full-text index, rowid = episodes.id. Terms come from
 -- tm_model::recall::index_text, already folded and space-separated, plus one
@@ -207,7 +207,7 @@ CREATE TABLE self_models (
 "#,
     // 6: passages of file pages for material retrieval (derived from
     //    file_pages, outside the chain; backfilled by code right after this
-    //    runs, see `Store::migrate` and PASSAGES_VERSION).
+    //    runs, see `SqliteStore::migrate` and PASSAGES_VERSION).
     r#"
 CREATE TABLE passages (
     id          INTEGER PRIMARY KEY,

@@ -1,34 +1,35 @@
-//! `bench load`: how many blocks a second does one server give, and how fast?
-//! Generates a subject of N episodes, serves it on loopback, and has C
+//! `bench load`: how many blocks a second does one server give, and how
+//! fast? Generates a subject of N episodes, serves it on loopback, and has C
 //! concurrent clients (threads with keep-alive connections) request blocks
 //! for S seconds; prints throughput, latency percentiles, errors and drops.
 
 use anyhow::{Context, Result};
 use chrono::{Duration as ChronoDuration, TimeZone, Utc};
-use std::process::ExitCode;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use tm_model::episodes::{Kind, salience};
-use tm_model::subject::SubjectKey;
-use tm_store::{NewEpisode, Store};
+use tm_model::episodes::{Kind, NewEpisode, salience};
+use tm_model::subject::{Subject, SubjectKey};
+use tm_store::{Store, StoreExt};
 
-#[derive(clap::Args)]
-pub struct LoadArgs {
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct Options {
     /// Concurrent clients.
-    #[arg(long, default_value_t = 32)]
-    clients: usize,
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 32))]
+    pub clients: usize,
     /// How long to measure, in seconds.
-    #[arg(long, default_value_t = 60)]
-    seconds: u64,
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 60))]
+    pub seconds: u64,
     /// Episodes in the generated subject.
-    #[arg(long, default_value_t = 10_000)]
-    episodes: usize,
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 10_000))]
+    pub episodes: usize,
     /// The embedder (minilm, hash).
-    #[arg(long, default_value = "minilm")]
-    embedder: String,
-    #[arg(long)]
-    model_dir: Option<std::path::PathBuf>,
+    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
+    pub embedder: String,
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub model_dir: Option<PathBuf>,
 }
 
 const TOPICS: &[&str] = &[
@@ -58,7 +59,7 @@ const QUESTIONS: &[&str] = &[
 ];
 
 /// Fills the store with `n` questions, answers and checks over two years.
-fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::DateTime<Utc>)> {
+fn generate(store: &mut dyn Store, n: usize) -> Result<(Subject, chrono::DateTime<Utc>)> {
     let key = SubjectKey::parse("load/cells")?;
     let start = Utc
         .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
@@ -66,13 +67,13 @@ fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::D
         .context("start")?;
     let span = 700 * 86_400i64;
     let subject = store.write(|tx| tx.ensure_subject(&key, "Load test", Some("en"), start))?;
-    let mut rng = crate::bench::Lcg(7);
+    let mut rng = crate::rng::Rng::new(7);
     let mut i = 0;
     while i < n {
         let end = (i + 5_000).min(n);
         let batch: Vec<NewEpisode> = (i..end)
             .map(|j| {
-                let t = TOPICS[rng.next(TOPICS.len())];
+                let t = TOPICS[rng.below(TOPICS.len())];
                 let (kind, text, data) = match j % 5 {
                     0 | 1 => (
                         Kind::Question,
@@ -87,7 +88,7 @@ fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::D
                         serde_json::Map::new(),
                     ),
                     _ => {
-                        let verdict = ["right", "wrong", "partial"][rng.next(3)];
+                        let verdict = ["right", "wrong", "partial"][rng.below(3)];
                         let mut d = serde_json::Map::new();
                         d.insert("topic".into(), t.into());
                         d.insert("verdict".into(), verdict.into());
@@ -119,21 +120,25 @@ fn generate(store: &mut Store, n: usize) -> Result<(tm_store::Subject, chrono::D
     Ok((subject, start + ChronoDuration::seconds(span + 86_400)))
 }
 
-pub fn run(args: LoadArgs) -> Result<ExitCode> {
+pub fn run(args: &Options) -> Result<()> {
     let dir = tempfile::tempdir()?;
     let db = dir.path().join("load.db");
-    let mut store = Store::open(&db)?;
-    let recaller = crate::recaller(&args.embedder, args.model_dir.as_deref())?;
+    let embedder = super::embedder(&args.embedder, args.model_dir.as_deref())?;
     eprintln!("generating {} episodes…", args.episodes);
-    let (subject, at) = generate(&mut store, args.episodes)?;
-    let embedded = crate::embed_with_progress(&recaller, &mut store, &subject)?;
+    let (subject, at) = {
+        let mut store = tm_store::sqlite::SqliteStore::open(&db)?;
+        generate(&mut store, args.episodes)?
+    };
+    let brain = super::brain(&db, embedder)?;
+    let bar = super::progress::bar("embedding [{bar:40}] {pos}/{len} episodes");
+    let embedded = brain.reembed(&subject, &mut |d, n| super::progress::advance(&bar, d, n))?;
+    bar.finish_and_clear();
     let key = tm_server::auth::generate().context("randomness")?;
-    store.add_api_key("load", &key.prefix, &key.sha256, false, Utc::now())?;
-    store.assign_learner("load", "load", Utc::now())?;
-    drop(store);
-
-    let state = tm_server::AppState::new(&db, Arc::new(recaller), tm_server::Config::default())?;
-    let embedder_name = state.recaller().embedder().name().to_string();
+    brain.add_api_key("load", &key.prefix, &key.sha256, false, Utc::now())?;
+    brain.assign_learner("load", "load", Utc::now())?;
+    let embedder_name = brain.embedder_name()?;
+    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default())
+        .map_err(anyhow::Error::msg)?;
     let runtime = tokio::runtime::Runtime::new()?;
     let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
     let addr = listener.local_addr()?;
@@ -149,7 +154,7 @@ pub fn run(args: LoadArgs) -> Result<ExitCode> {
     for q in QUESTIONS {
         post(&agent, &url, &auth, q, at).map_err(anyhow::Error::msg)?;
     }
-    println!("machine: {}", machine());
+    println!("machine: {}", super::machine());
     println!(
         "subject: {} episodes ({embedded} embedded with {embedder_name}); {} clients for {} s on http://{addr}",
         args.episodes, args.clients, args.seconds
@@ -216,11 +221,10 @@ pub fn run(args: LoadArgs) -> Result<ExitCode> {
         pct(0.99),
         lat.last().copied().unwrap_or(f64::NAN),
     );
-    Ok(if errors == 0 {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    if errors > 0 {
+        anyhow::bail!("{errors} requests failed");
+    }
+    Ok(())
 }
 
 fn new_agent() -> ureq::Agent {
@@ -252,16 +256,4 @@ fn post(
     }
     let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
     Ok(v["dropped"].as_bool().unwrap_or(false))
-}
-
-fn machine() -> String {
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
-    format!(
-        "{cores} cores; load average {}",
-        load.split_whitespace()
-            .take(3)
-            .collect::<Vec<_>>()
-            .join(" ")
-    )
 }

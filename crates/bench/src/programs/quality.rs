@@ -3,23 +3,40 @@
 //! file, and only then is any design run; the table, JSON, an SVG chart and
 //! every failure are written to the output folder.
 
+use super::progress::{advance, bar};
+use crate::quality;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::time::Instant;
-use tm_bench::quality;
 use tm_model::block::Design;
-use tm_store::Store;
 
-pub struct Args {
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct Options {
+    /// A folder of history files (*.jsonl) to run instead of the generated ones.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub histories: Option<PathBuf>,
+    /// A question file to run instead of generating one.
+    #[cfg_attr(feature = "cli", arg(long))]
     pub questions: Option<PathBuf>,
+    /// `all`, or designs separated by commas (plain,window,episodes,full).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "all"))]
     pub design: String,
+    /// Where histories, questions, results.json, chart.svg and failures.md go.
+    #[cfg_attr(feature = "cli", arg(long, default_value = "bench-quality"))]
     pub out: PathBuf,
+    /// Token budget of the memory block.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = tm_brain::block::DEFAULT_BUDGET))]
     pub budget: usize,
+    /// Histories to generate.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = crate::generate::DEFAULT_COUNT))]
     pub count: usize,
+    /// The generator's (and the question picker's) seed.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = crate::generate::DEFAULT_SEED))]
     pub seed: u64,
+    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
+    #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,
 }
 
@@ -44,15 +61,15 @@ fn remove_db(db: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(a: Args) -> Result<ExitCode> {
+pub fn run(a: &Options) -> Result<()> {
     let designs = designs(&a.design)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    println!("machine: {}", crate::bench::machine());
+    println!("machine: {}", super::machine());
     let t = Instant::now();
     let files = match &a.histories {
         Some(dir) => quality::history_files(dir)?,
         None => {
-            let hs = tm_bench::generate::generate(&tm_bench::subjects::shipped(), a.count, a.seed)?;
+            let hs = crate::generate::generate(&crate::subjects::shipped(), a.count, a.seed)?;
             let sizes: Vec<usize> = hs.iter().map(|h| h.events).collect();
             println!(
                 "generated {} histories (seed {}), {}..{} events, {} in all",
@@ -62,33 +79,31 @@ pub fn run(a: Args) -> Result<ExitCode> {
                 sizes.iter().max().unwrap_or(&0),
                 sizes.iter().sum::<usize>()
             );
-            tm_bench::generate::write_all(&hs, &a.out.join("histories"))?
+            crate::generate::write_all(&hs, &a.out.join("histories"))?
         }
     };
     if files.is_empty() {
         anyhow::bail!("no history files (*.jsonl) to run");
     }
-    let recaller = crate::recaller(&a.embedder, a.model_dir.as_deref())?;
+    let embedder = super::embedder(&a.embedder, a.model_dir.as_deref())?;
     let db = a.out.join("quality.db");
     remove_db(&db)?;
-    let mut store = Store::open(&db).with_context(|| format!("opening {}", db.display()))?;
-    let bar = crate::progress_bar("importing [{bar:40}] {pos}/{len} histories");
-    quality::import(&mut store, &recaller, &files, &mut |d, n| {
-        crate::advance(&bar, d, n)
-    })?;
-    bar.finish_and_clear();
+    let brain = super::brain(&db, embedder).with_context(|| format!("opening {}", db.display()))?;
+    let progress = bar("importing [{bar:40}] {pos}/{len} histories");
+    quality::import(&brain, &files, &mut |d, n| advance(&progress, d, n))?;
+    progress.finish_and_clear();
     println!(
         "imported and embedded {} histories with {} in {:.1} s",
         files.len(),
-        recaller.embedder().name(),
+        brain.embedder_name()?,
         t.elapsed().as_secs_f64()
     );
     let questions = match &a.questions {
-        Some(f) => tm_bench::questions::read(f)?,
+        Some(f) => crate::questions::read(f)?,
         None => {
-            let qs = quality::register(&store, &files, a.seed)?;
+            let qs = quality::register(&brain, &files, a.seed)?;
             let path = a.out.join("questions.jsonl");
-            tm_bench::questions::write(&qs, &path)?;
+            crate::questions::write(&qs, &path)?;
             println!(
                 "{} questions pre-registered in {} before any design ran",
                 qs.len(),
@@ -97,7 +112,7 @@ pub fn run(a: Args) -> Result<ExitCode> {
             qs
         }
     };
-    let chat = tm_bench::chat::Chat::from_env()?;
+    let chat = crate::chat::Chat::from_env()?;
     match &chat {
         Some(c) => println!("answer level: on, model {}", c.model()),
         None => println!(
@@ -105,17 +120,16 @@ pub fn run(a: Args) -> Result<ExitCode> {
         ),
     }
     let t = Instant::now();
-    let bar = crate::progress_bar("grading [{bar:40}] {pos}/{len} questions");
+    let progress = bar("grading [{bar:40}] {pos}/{len} questions");
     let report = quality::run(
-        &store,
-        &recaller,
+        &brain,
         &questions,
         &designs,
         a.budget,
         chat.as_ref(),
-        &mut |d, n| crate::advance(&bar, d, n),
+        &mut |d, n| advance(&progress, d, n),
     )?;
-    bar.finish_and_clear();
+    progress.finish_and_clear();
     println!(
         "{} questions × {} designs graded in {:.1} s (budget {} tokens)\n",
         questions.len(),
@@ -158,5 +172,5 @@ pub fn run(a: Args) -> Result<ExitCode> {
         "wrote {0}/results.json, {0}/chart.svg and {0}/failures.md",
         a.out.display()
     );
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -1,0 +1,75 @@
+//! `bench locomo`: evidence recall of the block on LoCoMo at a budget, per
+//! category, for the window, episodes and full designs and the BM25-only,
+//! vector-only, fused and most-recent baselines.
+
+use super::progress::{advance, bar};
+use anyhow::{Context, Result};
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Debug, Clone)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct Options {
+    /// Path to locomo10.json.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub data: PathBuf,
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1500))]
+    pub budget: usize,
+    /// Also write the figures as JSON here.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub out: Option<PathBuf>,
+    /// Keep the imported conversations in this database (a rerun skips
+    /// the import and the embedding); default: a temporary one.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub store: Option<PathBuf>,
+    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
+    pub embedder: String,
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub model_dir: Option<PathBuf>,
+}
+
+pub fn run(o: &Options) -> Result<()> {
+    let (data, budget) = (&o.data, o.budget);
+    println!("machine: {}", super::machine());
+    let convs = crate::locomo::load(data)?;
+    let qa: usize = convs.iter().map(|c| c.qa.len()).sum();
+    let turns: usize = convs.iter().map(|c| c.turns.len()).sum();
+    println!(
+        "{}: {} conversations, {turns} turns, {qa} QA items",
+        data.display(),
+        convs.len()
+    );
+    let embedder = super::embedder(&o.embedder, o.model_dir.as_deref())?;
+    // A kept store is imported and embedded once; a rerun finds it done.
+    let dir = tempfile::tempdir().context("a folder for the LoCoMo store")?;
+    let db = o
+        .store
+        .clone()
+        .unwrap_or_else(|| dir.path().join("locomo.db"));
+    let brain = super::brain(&db, embedder).with_context(|| format!("opening {}", db.display()))?;
+    let t = Instant::now();
+    let progress = bar("importing [{bar:40}] {pos}/{len} conversations");
+    let subjects = crate::locomo::import(&brain, &convs, &mut |d, n| advance(&progress, d, n))?;
+    progress.finish_and_clear();
+    println!(
+        "imported and embedded with {} in {:.1} s",
+        brain.embedder_name()?,
+        t.elapsed().as_secs_f64()
+    );
+    let progress = bar("questions [{bar:40}] {pos}/{len}");
+    let report = crate::locomo::run(&brain, &convs, &subjects, budget, &mut |d, n| {
+        advance(&progress, d, n)
+    })?;
+    progress.finish_and_clear();
+    println!(
+        "evidence recall at {budget} o200k tokens ({} QA items skipped: no evidence id names a turn), {:.1} s:\n",
+        report.skipped, report.seconds
+    );
+    println!("{}", crate::locomo::markdown(&report));
+    if let Some(out) = &o.out {
+        std::fs::write(out, serde_json::to_string_pretty(&report)?)
+            .with_context(|| format!("writing {}", out.display()))?;
+        println!("wrote {}", out.display());
+    }
+    Ok(())
+}

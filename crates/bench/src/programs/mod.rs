@@ -1,0 +1,108 @@
+//! The benchmark programs: each prints the figures that go to
+//! BENCHMARKS.md (with the machine they ran on). The CLI's `bench`
+//! subcommands parse their options (`clap` behind the `cli` feature) and call
+//! `run`; timings live here, never in tests. They reach the memory through
+//! the brain, as a platform would; `chain` measures the store itself, and
+//! the synthetic subjects are written straight into the store (benchmark
+//! data, generated fast), then embedded by the brain's `reembed`.
+
+pub mod block;
+pub mod chain;
+pub mod load;
+pub mod locomo;
+pub mod map;
+pub mod nightly;
+pub mod quality;
+pub mod recall;
+pub mod synthetic;
+
+use std::path::Path;
+use std::sync::Arc;
+
+/// A line naming the machine (CPU, cores, load), for the figures' context.
+pub fn machine() -> String {
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    format!(
+        "{cpu}, {cores} cores; load average {}",
+        load.split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    )
+}
+
+/// The embedder a benchmark names (`minilm`, `openai`, `hash`); a fallback
+/// is printed, never silent.
+pub fn embedder(
+    choice: &str,
+    model_dir: Option<&Path>,
+) -> anyhow::Result<Arc<dyn tm_embed::Embedder>> {
+    let (e, warning) = tm_embed::choose(choice, model_dir)?;
+    if let Some(w) = warning {
+        eprintln!("{w}");
+    }
+    Ok(e.into())
+}
+
+/// A brain over a SQLite file with `embedder`.
+pub fn brain(db: &Path, embedder: Arc<dyn tm_embed::Embedder>) -> anyhow::Result<tm_brain::Brain> {
+    let engine = tm_store::sqlite::SqliteEngine::open(db)?;
+    Ok(tm_brain::Brain::new(
+        Arc::new(engine),
+        tm_brain::EmbedderSource::Ready(embedder),
+    ))
+}
+
+/// The value at fraction `p` of sorted figures (nearest rank).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i.min(sorted.len() - 1)]
+}
+
+/// Peak resident memory of this process so far (VmHWM), in MiB.
+pub fn peak_mib() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Resets VmHWM to the current resident size (Linux ≥ 4.0), so the next
+/// reading is the peak of what follows.
+pub fn reset_peak() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Progress bars for long work, drawn only on a terminal.
+pub mod progress {
+    use indicatif::{ProgressBar, ProgressStyle};
+
+    /// A bar with `template` (indicatif's syntax).
+    pub fn bar(template: &str) -> ProgressBar {
+        let bar = ProgressBar::new(0);
+        bar.set_style(
+            ProgressStyle::with_template(template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("=> "),
+        );
+        bar
+    }
+
+    /// Moves `bar` to `done` of `total`.
+    pub fn advance(bar: &ProgressBar, done: usize, total: usize) {
+        bar.set_length(total as u64);
+        bar.set_position(done as u64);
+    }
+}

@@ -1,0 +1,83 @@
+//! Through the binary: what `teach` and `answer` record is indexed like
+//! every other event (full text and a vector), so semantic recall sees it.
+
+use std::process::Command;
+use tm_model::subject::SubjectKey;
+use tm_store::sqlite::SqliteStore;
+use tm_store::{Reader, require_subject};
+
+fn cli(db: &std::path::Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_tutor-memory"))
+        // The hashing embedder: the test is about indexing, not the model.
+        .env("TUTOR_MEMORY_EMBEDDER", "hash")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn teach_and_answer_from_the_command_line_leave_no_episode_without_a_vector() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("e.db");
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cell-biology/history.jsonl"
+    );
+    cli(&db, &["import", sample]);
+    let taught = cli(
+        &db,
+        &[
+            "teach",
+            "--subject",
+            "ana/cell-biology",
+            "--at",
+            "2026-11-20T10:00:00Z",
+            "Remember that ATP is the cell's energy currency",
+        ],
+    );
+    assert!(taught.contains("1 episode appended"), "{taught}");
+    let answered = cli(
+        &db,
+        &[
+            "answer",
+            "--subject",
+            "ana/cell-biology",
+            "--at",
+            "2026-11-20T10:01:00Z",
+            "ATP carries energy inside the cell.",
+        ],
+    );
+    assert!(answered.contains("answer recorded"), "{answered}");
+
+    let store = SqliteStore::open(&db).unwrap();
+    let s = require_subject(&store, &SubjectKey::parse("ana/cell-biology").unwrap()).unwrap();
+    let last_two: Vec<_> = store
+        .episodes(&s, 1, usize::MAX)
+        .unwrap()
+        .into_iter()
+        .rev()
+        .take(2)
+        .collect();
+    assert_eq!(
+        last_two.iter().map(|e| e.kind.as_str()).collect::<Vec<_>>(),
+        ["answer", "taught"]
+    );
+    assert_eq!(
+        store.count_missing_vectors(&s, "hash-v1-384").unwrap(),
+        0,
+        "every episode, the taught one and the answer included, has a vector"
+    );
+    let hits = store.term_hits(&s, &["currency".to_string()], 10).unwrap();
+    assert!(
+        hits.iter().any(|(id, _)| *id == last_two[1].id),
+        "the taught episode is in the full-text index"
+    );
+}

@@ -1,0 +1,483 @@
+//! Subjects, the episode log and its chain, annotations and the import record.
+
+use super::{from_ms, id_list, recall, to_ms};
+use crate::{Error, Result};
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, OptionalExtension, params};
+use std::collections::BTreeMap;
+use tm_model::episodes::{
+    Annotation, Appended, Episode, EpisodeFields, Hash, Kind, NewEpisode, StoredRow, episode_hash,
+    genesis_hash,
+};
+use tm_model::subject::{Subject, SubjectKey};
+
+const SUBJECT_COLUMNS: &str = "id, key, title, language, timezone";
+
+pub(crate) const EPISODE_COLUMNS: &str =
+    "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash";
+
+pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
+    let key: String = r.get(1)?;
+    let tz: Option<String> = r.get(4)?;
+    Ok(SubjectKey::parse(&key)
+        .map_err(Error::from)
+        .and_then(|key| {
+            let timezone = match tz {
+                None => None,
+                Some(name) => Some(tm_model::subject::parse_tz(&name).map_err(|_| {
+                    Error::Corrupt(format!("subject {key} has time zone {name:?}"))
+                })?),
+            };
+            Ok(Subject {
+                id: r.get(0)?,
+                key,
+                title: r.get(2)?,
+                language: r.get(3)?,
+                timezone,
+            })
+        }))
+}
+
+pub(crate) fn subjects_where(
+    c: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+) -> Result<Vec<Subject>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let rows = stmt.query_map(args, subject_row)?;
+    rows.map(|r| r.map_err(Error::from).and_then(|s| s))
+        .collect()
+}
+
+pub(crate) fn subject_by_key(c: &Connection, key: &str) -> Result<Option<Subject>> {
+    Ok(subjects_where(
+        c,
+        &format!("SELECT {SUBJECT_COLUMNS} FROM subjects WHERE key = ?1"),
+        [key],
+    )?
+    .pop())
+}
+
+pub(crate) fn subjects(c: &Connection) -> Result<Vec<Subject>> {
+    subjects_where(
+        c,
+        &format!("SELECT {SUBJECT_COLUMNS} FROM subjects ORDER BY key"),
+        [],
+    )
+}
+
+pub(crate) fn ensure_subject(
+    c: &Connection,
+    key: &SubjectKey,
+    title: &str,
+    language: Option<&str>,
+    at: DateTime<Utc>,
+) -> Result<Subject> {
+    if let Some(s) = subject_by_key(c, &key.to_string())? {
+        return Ok(s);
+    }
+    let now = to_ms(at);
+    c.execute(
+        "INSERT INTO learners (slug, created_at) VALUES (?1, ?2) ON CONFLICT (slug) DO NOTHING",
+        params![key.learner, now],
+    )?;
+    let learner_id: i64 = c.query_row(
+        "SELECT id FROM learners WHERE slug = ?1",
+        [&key.learner],
+        |r| r.get(0),
+    )?;
+    let title = if title.trim().is_empty() {
+        key.subject.as_str()
+    } else {
+        title
+    };
+    c.execute(
+        "INSERT INTO subjects (learner_id, slug, key, title, language, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![learner_id, key.subject, key.to_string(), title, language, now],
+    )?;
+    subject_by_key(c, &key.to_string())?
+        .ok_or_else(|| Error::Corrupt(format!("subject {key} vanished after insert")))
+}
+
+pub(crate) fn set_timezone(c: &Connection, s: &Subject, tz: chrono_tz::Tz) -> Result<()> {
+    c.execute(
+        "UPDATE subjects SET timezone = ?1 WHERE id = ?2",
+        params![tz.name(), s.id],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Episode>> {
+    let id: i64 = r.get(0)?;
+    let kind: String = r.get(2)?;
+    let concepts: String = r.get(7)?;
+    let evidence: String = r.get(8)?;
+    let data: String = r.get(9)?;
+    let hash: Vec<u8> = r.get(11)?;
+    let corrupt = |what: &str, e: &dyn std::fmt::Display| {
+        Error::Corrupt(format!("episode {id}: {what}: {e}"))
+    };
+    let build = || -> Result<Episode> {
+        Ok(Episode {
+            id,
+            seq: r.get::<_, i64>(1)? as u64,
+            kind: Kind::parse(&kind).ok_or_else(|| corrupt("kind", &kind))?,
+            at: from_ms(r.get(3)?),
+            salience: r.get(4)?,
+            summary: r.get(5)?,
+            text: r.get(6)?,
+            concepts: serde_json::from_str(&concepts).map_err(|e| corrupt("concepts", &e))?,
+            evidence: serde_json::from_str(&evidence).map_err(|e| corrupt("evidence", &e))?,
+            data: serde_json::from_str(&data).map_err(|e| corrupt("data", &e))?,
+            external_id: r.get(10)?,
+            hash: hash
+                .as_slice()
+                .try_into()
+                .map_err(|_| corrupt("hash", &"not 32 bytes"))?,
+        })
+    };
+    Ok(build())
+}
+
+pub(crate) fn episodes_where(
+    c: &Connection,
+    filter: &str,
+    args: impl rusqlite::Params,
+) -> Result<Vec<Episode>> {
+    let mut stmt = c.prepare_cached(&format!("SELECT {EPISODE_COLUMNS} FROM episodes {filter}"))?;
+    let rows = stmt.query_map(args, episode_row)?;
+    rows.map(|r| r?).collect()
+}
+
+pub(crate) fn from_seq(
+    c: &Connection,
+    s: &Subject,
+    from_seq: u64,
+    limit: usize,
+) -> Result<Vec<Episode>> {
+    episodes_where(
+        c,
+        "WHERE subject_id = ?1 AND seq >= ?2 ORDER BY seq LIMIT ?3",
+        params![s.id, from_seq as i64, limit.min(i64::MAX as usize) as i64],
+    )
+}
+
+pub(crate) fn of_kind(
+    c: &Connection,
+    s: &Subject,
+    kind: Kind,
+    until: DateTime<Utc>,
+) -> Result<Vec<Episode>> {
+    episodes_where(
+        c,
+        "WHERE subject_id = ?1 AND kind = ?2 AND at <= ?3 ORDER BY seq",
+        params![s.id, kind.as_str(), to_ms(until)],
+    )
+}
+
+pub(crate) fn between(
+    c: &Connection,
+    s: &Subject,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+) -> Result<Vec<Episode>> {
+    episodes_where(
+        c,
+        "WHERE subject_id = ?1 AND at > ?2 AND at <= ?3 ORDER BY seq",
+        params![s.id, to_ms(from), to_ms(to)],
+    )
+}
+
+pub(crate) fn count(c: &Connection, s: &Subject) -> Result<u64> {
+    let n: i64 = c
+        .prepare_cached("SELECT COUNT(*) FROM episodes WHERE subject_id = ?1")?
+        .query_row([s.id], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+pub(crate) fn counts_by_kind(
+    c: &Connection,
+    s: &Subject,
+    at: DateTime<Utc>,
+) -> Result<BTreeMap<String, usize>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT kind, COUNT(*) FROM episodes WHERE subject_id = ?1 AND at <= ?2 GROUP BY kind",
+    )?;
+    let rows = stmt.query_map(params![s.id, to_ms(at)], |r| {
+        Ok((r.get::<_, String>(0)?, r.get::<_, i64>(1)? as usize))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn by_external_id(c: &Connection, s: &Subject, id: &str) -> Result<Option<Episode>> {
+    Ok(episodes_where(
+        c,
+        "WHERE subject_id = ?1 AND external_id = ?2",
+        params![s.id, id],
+    )?
+    .pop())
+}
+
+pub(crate) fn at_seq(c: &Connection, s: &Subject, seq: u64) -> Result<Option<Episode>> {
+    Ok(episodes_where(
+        c,
+        "WHERE subject_id = ?1 AND seq = ?2",
+        params![s.id, seq as i64],
+    )?
+    .pop())
+}
+
+pub(crate) fn by_ids(c: &Connection, s: Option<&Subject>, ids: &[i64]) -> Result<Vec<Episode>> {
+    episodes_where(
+        c,
+        "WHERE id IN (SELECT value FROM json_each(?1)) AND (?2 IS NULL OR subject_id = ?2) ORDER BY id",
+        params![id_list(ids), s.map(|s| s.id)],
+    )
+}
+
+pub(crate) fn by_import_key(c: &Connection, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>> {
+    Ok(
+        c.prepare_cached("SELECT id, seq FROM episodes WHERE subject_id = ?1 AND import_key = ?2")?
+            .query_row(params![s.id, key.as_slice()], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .optional()?,
+    )
+}
+
+pub(crate) fn imported(c: &Connection, s: &Subject, sha256: &str) -> Result<bool> {
+    Ok(
+        c.prepare_cached("SELECT 1 FROM imports WHERE subject_id = ?1 AND sha256 = ?2")?
+            .query_row(params![s.id, sha256], |_| Ok(()))
+            .optional()?
+            .is_some(),
+    )
+}
+
+pub(crate) fn record_import(
+    c: &Connection,
+    s: &Subject,
+    sha256: &str,
+    source: &str,
+    at: DateTime<Utc>,
+    events: usize,
+    appended: usize,
+) -> Result<()> {
+    c.execute(
+        "INSERT INTO imports (subject_id, sha256, source, at, events, appended) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![s.id, sha256, source, to_ms(at), events as i64, appended as i64],
+    )?;
+    Ok(())
+}
+
+pub(crate) fn head(c: &Connection, s: &Subject) -> Result<(u64, Hash)> {
+    let row: Option<(i64, Vec<u8>)> = c
+        .prepare_cached(
+            "SELECT seq, hash FROM episodes WHERE subject_id = ?1 ORDER BY seq DESC LIMIT 1",
+        )?
+        .query_row([s.id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    Ok(match row {
+        None => (0, genesis_hash(&s.key.to_string())),
+        Some((seq, hash)) => (
+            seq as u64,
+            hash.as_slice()
+                .try_into()
+                .map_err(|_| Error::Corrupt(format!("{}: head hash is not 32 bytes", s.key)))?,
+        ),
+    })
+}
+
+/// Appends one episode after `head` (the chain head as read under the write
+/// lock) and indexes it.
+pub(crate) fn append(
+    c: &Connection,
+    s: &Subject,
+    (head_seq, prev): (u64, Hash),
+    e: &NewEpisode,
+) -> Result<Appended> {
+    let key = s.key.to_string();
+    let seq = head_seq + 1;
+    let concepts = serde_json::to_string(&e.concepts).map_err(|e| Error::Corrupt(e.to_string()))?;
+    let evidence = serde_json::to_string(&e.evidence).map_err(|e| Error::Corrupt(e.to_string()))?;
+    // serde_json's Map is a BTreeMap here: keys come out sorted.
+    let data = serde_json::to_string(&e.data).map_err(|e| Error::Corrupt(e.to_string()))?;
+    let fields = EpisodeFields {
+        subject: &key,
+        seq,
+        kind: e.kind.as_str(),
+        at_ms: to_ms(e.at),
+        salience: e.salience,
+        summary: &e.summary,
+        text: &e.text,
+        concepts_json: &concepts,
+        evidence_json: &evidence,
+        data_json: &data,
+        external_id: e.external_id.as_deref(),
+    };
+    let hash = episode_hash(&fields, &prev);
+    let inserted = c
+        .prepare_cached(
+            "INSERT INTO episodes (subject_id, seq, kind, at, salience, summary, text, concepts, evidence, data,
+                                   external_id, prev_hash, hash, import_key)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )?
+        .execute(params![
+            s.id,
+            seq as i64,
+            fields.kind,
+            fields.at_ms,
+            e.salience,
+            e.summary,
+            e.text,
+            concepts,
+            evidence,
+            data,
+            e.external_id,
+            prev.as_slice(),
+            hash.as_slice(),
+            e.import_key.as_ref().map(|k| k.as_slice()),
+        ]);
+    if let Err(err) = inserted {
+        if let (Some(id), rusqlite::Error::SqliteFailure(f, _)) = (&e.external_id, &err)
+            && f.code == rusqlite::ErrorCode::ConstraintViolation
+            && let Some(taken) = by_external_id(c, s, id)?
+        {
+            return Err(Error::ExternalIdTaken {
+                key,
+                id: id.clone(),
+                seq: taken.seq,
+            });
+        }
+        return Err(err.into());
+    }
+    let id = c.last_insert_rowid();
+    recall::index_episode(c, s.id, id, &e.text, &e.concepts)?;
+    Ok(Appended { id, seq, hash })
+}
+
+pub(crate) fn chain_rows(
+    c: &Connection,
+    s: &Subject,
+    visit: &mut dyn FnMut(&StoredRow<'_>) -> bool,
+) -> Result<()> {
+    let key = s.key.to_string();
+    let mut stmt = c.prepare_cached(
+        "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash
+         FROM episodes WHERE subject_id = ?1 ORDER BY seq",
+    )?;
+    let mut rows = stmt.query([s.id])?;
+    while let Some(r) = rows.next()? {
+        let text = |i: usize| -> Result<&str> {
+            Ok(r.get_ref(i)?.as_str().map_err(rusqlite::Error::from)?)
+        };
+        let fields = EpisodeFields {
+            subject: &key,
+            seq: r.get::<_, i64>(0)? as u64,
+            kind: text(1)?,
+            at_ms: r.get(2)?,
+            salience: r.get(3)?,
+            summary: text(4)?,
+            text: text(5)?,
+            concepts_json: text(6)?,
+            evidence_json: text(7)?,
+            data_json: text(8)?,
+            external_id: r
+                .get_ref(9)?
+                .as_str_or_null()
+                .map_err(rusqlite::Error::from)?,
+        };
+        let row = StoredRow {
+            fields,
+            prev_hash: r.get_ref(10)?.as_blob().map_err(rusqlite::Error::from)?,
+            hash: r.get_ref(11)?.as_blob().map_err(rusqlite::Error::from)?,
+        };
+        if !visit(&row) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn seq_of_hash(c: &Connection, s: &Subject, hash: &[u8]) -> Result<Option<u64>> {
+    Ok(
+        c.prepare_cached("SELECT seq FROM episodes WHERE subject_id = ?1 AND hash = ?2")?
+            .query_row(params![s.id, hash], |r| r.get::<_, i64>(0))
+            .optional()?
+            .map(|s| s as u64),
+    )
+}
+
+pub(crate) fn hash_at_seq(c: &Connection, s: &Subject, seq: u64) -> Result<Option<Vec<u8>>> {
+    Ok(
+        c.prepare_cached("SELECT hash FROM episodes WHERE subject_id = ?1 AND seq = ?2")?
+            .query_row(params![s.id, seq as i64], |r| r.get(0))
+            .optional()?,
+    )
+}
+
+fn annotations_where(
+    c: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+) -> Result<Vec<Annotation>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let rows = stmt.query_map(args, |r| {
+        Ok((
+            r.get::<_, i64>(0)?,
+            r.get::<_, i64>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, i64>(3)?,
+            r.get::<_, String>(4)?,
+        ))
+    })?;
+    rows.map(|r| {
+        let (id, episode_id, kind, at, data) = r?;
+        let data = serde_json::from_str(&data)
+            .map_err(|e| Error::Corrupt(format!("annotation {id}: {e}")))?;
+        Ok(Annotation {
+            id,
+            episode_id,
+            kind,
+            at: from_ms(at),
+            data,
+        })
+    })
+    .collect()
+}
+
+pub(crate) fn annotations(c: &Connection, episode_id: i64) -> Result<Vec<Annotation>> {
+    annotations_where(
+        c,
+        "SELECT id, episode_id, kind, at, data FROM annotations WHERE episode_id = ?1 ORDER BY at, id",
+        [episode_id],
+    )
+}
+
+pub(crate) fn annotations_of_kind(
+    c: &Connection,
+    s: &Subject,
+    kind: &str,
+) -> Result<Vec<Annotation>> {
+    annotations_where(
+        c,
+        "SELECT a.id, a.episode_id, a.kind, a.at, a.data FROM annotations a
+         JOIN episodes e ON e.id = a.episode_id
+         WHERE e.subject_id = ?1 AND a.kind = ?2 ORDER BY a.at, a.id",
+        params![s.id, kind],
+    )
+}
+
+pub(crate) fn annotate(
+    c: &Connection,
+    episode_id: i64,
+    kind: &str,
+    at: DateTime<Utc>,
+    data: &serde_json::Value,
+) -> Result<i64> {
+    c.execute(
+        "INSERT INTO annotations (episode_id, kind, at, data) VALUES (?1, ?2, ?3, ?4)",
+        params![episode_id, kind, to_ms(at), data.to_string()],
+    )?;
+    Ok(c.last_insert_rowid())
+}

@@ -1,0 +1,393 @@
+//! The derived indexes recall reads — full-text terms, concepts touched,
+//! vectors — and the candidate pools gathered from them. Every pool reaches
+//! the whole history of its subject; none of these rows is part of the chain.
+//! Full-text search is FTS5: the query syntax lives here and nowhere else.
+
+use super::{from_ms, id_list, subject_token, to_ms};
+use crate::{Error, Result};
+use chrono::{DateTime, Utc};
+use rusqlite::{Connection, params};
+use tm_model::episodes::Kind;
+use tm_model::lang::canonical_key;
+use tm_model::recall::{CandidateFacts, index_text};
+use tm_model::subject::Subject;
+
+/// An FTS5 MATCH expression that finds rows holding any of `terms`, or `None`
+/// when there is nothing to search for.
+///
+/// Every term is a double-quoted string with its inner quotes doubled, so
+/// FTS5 reads it as a phrase and never as syntax: `AND`, `NEAR(`, `*`, `-`,
+/// `:` or `^` inside a term are plain text. Terms with no letter or digit are
+/// skipped (they would be empty phrases), NUL characters are removed (a bound
+/// string would be cut there), and the rest are joined with `OR`.
+pub(crate) fn fts5_query(terms: &[String]) -> Option<String> {
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| t.replace('\0', ""))
+        .filter(|t| t.chars().any(char::is_alphanumeric))
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}
+
+/// `s<subject> AND (<terms>)`: the subject's rows holding any of `terms`.
+pub(crate) fn subject_match(subject_id: i64, terms: &[String]) -> Option<String> {
+    fts5_query(terms).map(|q| format!("{} AND ({q})", subject_token(subject_id)))
+}
+
+/// Indexes one episode's terms and concepts (called inside the append).
+pub(crate) fn index_episode(
+    c: &Connection,
+    subject_id: i64,
+    episode_id: i64,
+    text: &str,
+    concepts: &[String],
+) -> Result<()> {
+    let mut terms = index_text(text);
+    for concept in concepts {
+        terms.push(' ');
+        terms.push_str(&index_text(concept));
+    }
+    c.prepare_cached("INSERT INTO episode_fts (rowid, terms) VALUES (?1, ?2)")?
+        .execute(params![
+            episode_id,
+            format!("{} {terms}", subject_token(subject_id))
+        ])?;
+    let mut ins = c.prepare_cached(
+        "INSERT OR IGNORE INTO episode_concepts (subject_id, concept, episode_id) VALUES (?1, ?2, ?3)",
+    )?;
+    for concept in concepts {
+        let key = canonical_key(concept);
+        if !key.is_empty() {
+            ins.execute(params![subject_id, key, episode_id])?;
+        }
+    }
+    Ok(())
+}
+
+/// Indexes every episode already stored (run once, by the migration that
+/// created the indexes).
+pub(crate) fn backfill_index(c: &Connection) -> Result<()> {
+    let rows: Vec<(i64, i64, String, String)> = c
+        .prepare("SELECT id, subject_id, text, concepts FROM episodes ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    for (id, subject_id, text, concepts) in rows {
+        let concepts: Vec<String> = serde_json::from_str(&concepts)
+            .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
+        index_episode(c, subject_id, id, &text, &concepts)?;
+    }
+    Ok(())
+}
+
+fn ids(c: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<i64>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let rows = stmt.query_map(args, |r| r.get::<_, i64>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn recent_ids(
+    c: &Connection,
+    s: &Subject,
+    at: DateTime<Utc>,
+    n: usize,
+) -> Result<Vec<i64>> {
+    ids(
+        c,
+        "SELECT id FROM episodes WHERE subject_id = ?1 AND at <= ?2 ORDER BY at DESC, seq DESC LIMIT ?3",
+        params![s.id, to_ms(at), n as i64],
+    )
+}
+
+pub(crate) fn window_ids(
+    c: &Connection,
+    s: &Subject,
+    from: DateTime<Utc>,
+    to: DateTime<Utc>,
+    n: usize,
+) -> Result<Vec<i64>> {
+    ids(
+        c,
+        "SELECT id FROM episodes WHERE subject_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY at DESC, seq DESC LIMIT ?4",
+        params![s.id, to_ms(from), to_ms(to), n as i64],
+    )
+}
+
+pub(crate) fn term_hits(
+    c: &Connection,
+    s: &Subject,
+    terms: &[String],
+    limit: usize,
+) -> Result<Vec<(i64, f64)>> {
+    let Some(expr) = subject_match(s.id, terms) else {
+        return Ok(Vec::new());
+    };
+    let mut stmt = c.prepare_cached(
+        "SELECT rowid, bm25(episode_fts) FROM episode_fts WHERE episode_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(params![expr, limit as i64], |r| {
+        Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn concept_ids(
+    c: &Connection,
+    s: &Subject,
+    concepts: &[String],
+    limit: usize,
+) -> Result<Vec<i64>> {
+    if concepts.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keys = serde_json::to_string(concepts).map_err(|e| Error::Corrupt(e.to_string()))?;
+    ids(
+        c,
+        "SELECT DISTINCT episode_id FROM episode_concepts
+         WHERE subject_id = ?1 AND concept IN (SELECT value FROM json_each(?2))
+         ORDER BY episode_id DESC LIMIT ?3",
+        params![s.id, keys, limit as i64],
+    )
+}
+
+pub(crate) fn candidate_facts(c: &Connection, list: &[i64]) -> Result<Vec<CandidateFacts>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict')
+         FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+    )?;
+    let rows = stmt.query_map([id_list(list)], |r| {
+        let kind: String = r.get(1)?;
+        Ok((r.get(0)?, kind, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+    })?;
+    rows.map(|r| {
+        let (id, kind, at, salience, topic, verdict): (
+            i64,
+            String,
+            i64,
+            f64,
+            Option<String>,
+            Option<String>,
+        ) = r?;
+        let kind = Kind::parse(&kind)
+            .ok_or_else(|| Error::Corrupt(format!("episode {id}: kind {kind:?}")))?;
+        Ok(CandidateFacts {
+            id,
+            kind,
+            at: from_ms(at),
+            salience,
+            topic,
+            verdict,
+        })
+    })
+    .collect()
+}
+
+pub(crate) fn texts(c: &Connection, list: &[i64]) -> Result<Vec<(i64, String)>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+    )?;
+    let rows = stmt.query_map([id_list(list)], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn vectors(c: &Connection, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT episode_id, vector FROM episode_vectors WHERE subject_id = ?1 AND model = ?2 ORDER BY episode_id",
+    )?;
+    let rows = stmt.query_map(params![s.id, model], |r| {
+        let blob = r.get_ref(1)?.as_blob()?;
+        Ok((r.get::<_, i64>(0)?, blob_to_vec(blob)))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn count_missing_vectors(c: &Connection, s: &Subject, model: &str) -> Result<usize> {
+    let n: i64 = c
+        .prepare_cached(
+            "SELECT COUNT(*) FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
+             WHERE e.subject_id = ?1 AND (v.episode_id IS NULL OR v.model != ?2)",
+        )?
+        .query_row(params![s.id, model], |r| r.get(0))?;
+    Ok(n as usize)
+}
+
+pub(crate) fn episodes_missing_vectors(
+    c: &Connection,
+    s: &Subject,
+    model: &str,
+    limit: usize,
+) -> Result<Vec<(i64, String)>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT e.id, e.text FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
+         WHERE e.subject_id = ?1 AND (v.episode_id IS NULL OR v.model != ?2)
+         ORDER BY e.id LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(params![s.id, model, limit as i64], |r| {
+        Ok((r.get(0)?, r.get(1)?))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn vector_stamp(c: &Connection, s: &Subject, model: &str) -> Result<(u64, i64)> {
+    Ok(c.prepare_cached(
+        "SELECT COUNT(*), COALESCE(MAX(episode_id), 0) FROM episode_vectors WHERE subject_id = ?1 AND model = ?2",
+    )?
+    .query_row(params![s.id, model], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?)
+}
+
+pub(crate) fn concept_keys(c: &Connection, s: &Subject) -> Result<Vec<String>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT DISTINCT concept FROM episode_concepts WHERE subject_id = ?1 ORDER BY concept",
+    )?;
+    let rows = stmt.query_map([s.id], |r| r.get::<_, String>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn annotated_ids(c: &Connection, list: &[i64], kind: &str) -> Result<Vec<i64>> {
+    ids(
+        c,
+        "SELECT DISTINCT episode_id FROM annotations
+         WHERE kind = ?2 AND episode_id IN (SELECT value FROM json_each(?1)) ORDER BY episode_id",
+        params![id_list(list), kind],
+    )
+}
+
+pub(crate) fn vector_models(c: &Connection, s: &Subject) -> Result<Vec<(String, u64)>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT model, COUNT(*) FROM episode_vectors WHERE subject_id = ?1 GROUP BY model ORDER BY model",
+    )?;
+    let rows = stmt.query_map([s.id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn put_vectors(
+    c: &Connection,
+    s: &Subject,
+    model: &str,
+    vectors: &[(i64, Vec<f32>)],
+) -> Result<()> {
+    let mut stmt = c.prepare_cached(
+        "INSERT INTO episode_vectors (episode_id, subject_id, model, vector) VALUES (?1, ?2, ?3, ?4)
+         ON CONFLICT (episode_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
+    )?;
+    for (id, v) in vectors {
+        stmt.execute(params![id, s.id, model, vec_to_blob(v)])?;
+    }
+    Ok(())
+}
+
+pub(crate) fn vec_to_blob(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+pub(crate) fn blob_to_vec(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use tm_model::recall::distinctive_terms;
+
+    proptest! {
+    /// Hostile question text never yields an unquoted FTS5 token.
+    #[test]
+    fn fts5_query_is_always_quoted(question in ".{0,80}") {
+        let terms = distinctive_terms(&question);
+        if let Some(q) = fts5_query(&terms) {
+            let mut inside = false;
+            let mut outside = String::new();
+            let mut chars = q.chars().peekable();
+            while let Some(c) = chars.next() {
+                if c == '"' {
+                    if inside && chars.peek() == Some(&'"') {
+                        chars.next();
+                    } else {
+                        inside = !inside;
+                    }
+                } else if !inside {
+                    outside.push(c);
+                }
+            }
+            prop_assert!(!inside, "unbalanced quotes in {}", q);
+            prop_assert!(outside.split(' ').all(|w| w.is_empty() || w == "OR"), "{}", q);
+        }
+    }
+    }
+
+    #[test]
+    fn hostile_strings_give_only_quoted_terms() {
+        let hostile: Vec<String> = [
+            "\"",
+            "a\"b",
+            "NEAR(",
+            "NEAR(a b, 3)",
+            "*",
+            "cell*",
+            "-x",
+            "col:val",
+            "AND",
+            "OR",
+            "NOT",
+            "^start",
+            "(",
+            ")",
+            "\"\"\"",
+            "\0",
+            "x\0y",
+            "",
+            "  ",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let q = fts5_query(&hostile).expect("some terms have letters");
+        // Re-read the expression: it must be quoted strings joined by OR, nothing else.
+        let mut rest = q.as_str();
+        let mut count = 0;
+        loop {
+            rest = rest
+                .strip_prefix('"')
+                .expect("each term opens with a quote");
+            let mut end = None;
+            let bytes = rest.as_bytes();
+            let mut i = 0;
+            while i < bytes.len() {
+                if bytes[i] == b'"' {
+                    if bytes.get(i + 1) == Some(&b'"') {
+                        i += 2;
+                        continue;
+                    }
+                    end = Some(i);
+                    break;
+                }
+                i += 1;
+            }
+            let end = end.expect("each term closes its quote");
+            count += 1;
+            rest = &rest[end + 1..];
+            if rest.is_empty() {
+                break;
+            }
+            rest = rest.strip_prefix(" OR ").expect("terms are joined by OR");
+        }
+        assert_eq!(count, 11);
+        assert!(!q.contains('\0'));
+        assert!(q.contains("\"a\"\"b\""));
+        assert!(q.contains("\"NEAR(a b, 3)\""));
+    }
+
+    #[test]
+    fn nothing_to_search_gives_no_query() {
+        assert_eq!(fts5_query(&[]), None);
+        assert_eq!(fts5_query(&["*".into(), "\"".into(), " ".into()]), None);
+        assert_eq!(fts5_query(&distinctive_terms("what is it?")), None);
+        assert_eq!(
+            fts5_query(&distinctive_terms("what is a cell?")).as_deref(),
+            Some("\"cell\"")
+        );
+    }
+}
