@@ -10,21 +10,22 @@
 //!
 //! # Canonical encoding, version 1
 //!
-//! The hash is SHA-256 over these bytes, in order (`str` = u32 big-endian byte
-//! length then UTF-8 bytes; integers big-endian):
+//! The hash is SHA-256 over these bytes, in order, where `str(x)` is the u32
+//! big-endian byte length of `x` followed by its bytes:
 //!
-//! 1. the magic `b"tutor-memory/episode/v1"` as a `str`;
-//! 2. subject key (`learner/subject`) as `str`;
-//! 3. `seq` as u64;
-//! 4. kind name (`question`, `answer`, …) as `str`;
-//! 5. `at` as i64 milliseconds since the Unix epoch (UTC);
-//! 6. salience as the IEEE-754 bits of an f64, as u64;
-//! 7. summary, 8. text, 9. concepts (JSON array), 10. evidence (JSON array),
-//!    11. data (JSON object), each as `str`, exactly as stored;
-//! 12. external id: one byte 0 (absent) or 1 followed by the `str`;
-//! 13. the previous episode's hash, 32 raw bytes (for `seq = 1`, the genesis
-//!     hash: SHA-256 of `b"tutor-memory/chain/v1/genesis\0"` + subject key, so
-//!     chains of different subjects cannot be spliced together).
+//! 1. `str(b"tutor-memory/episode/v1")`, the magic;
+//! 2. `str(subject key)` (`learner/subject`, UTF-8);
+//! 3. `str(kind name)` (`question`, `answer`, …);
+//! 4. `str` of a 24-byte block: `seq` as u64, `at` as i64 milliseconds since the
+//!    Unix epoch (UTC), salience as the IEEE-754 bits of an f64 as u64, all
+//!    big-endian;
+//! 5. `str(summary)`, 6. `str(text)`, 7. `str(concepts JSON array)`,
+//!    8. `str(evidence JSON array)`, 9. `str(data JSON object)`, each exactly as
+//!    stored;
+//! 10. the external id: `str([0])` when absent, else `str([1])` then `str(id)`;
+//! 11. the previous episode's hash, 32 raw bytes with no length (for `seq = 1`,
+//!     the genesis hash: SHA-256 of `b"tutor-memory/chain/v1/genesis\0"` +
+//!     subject key, so chains of different subjects cannot be spliced together).
 //!
 //! JSON fields are hashed as the exact stored text, so verification never has
 //! to parse JSON; writers produce them deterministically with sorted keys.

@@ -57,13 +57,7 @@ pub fn run(o: &Options) -> Result<()> {
             let embed_ms = t0.elapsed().as_secs_f64() * 1e3;
             let t1 = Instant::now();
             let r = brain.with_store(|s| {
-                recaller.recall_with_vector(
-                    &*s,
-                    subject,
-                    &query(question),
-                    qv.as_deref(),
-                    embed_ms,
-                )
+                recaller.recall_with_vector(&*s, subject, &query(question), qv.as_deref(), embed_ms)
             })?;
             let recall_ms = t1.elapsed().as_secs_f64() * 1e3;
             cands += r.candidates;

@@ -3,7 +3,7 @@
 //! from `file_pages` (never part of the chain) and written when a file
 //! version is stored; the migration that created them backfilled the rest.
 
-use super::recall::{blob_to_vec, subject_match, vec_to_blob};
+use super::recall::{blob_to_vec, bm25_hits, vec_to_blob};
 use super::{id_list, subject_token};
 use crate::{Error, Result};
 use rusqlite::{Connection, params};
@@ -86,21 +86,20 @@ pub(crate) fn hits(
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<(i64, f64)>> {
-    let Some(expr) = subject_match(s.id, terms) else {
-        return Ok(Vec::new());
-    };
-    let mut stmt = c.prepare_cached(&format!(
-        "SELECT h.rowid, h.score FROM
-           (SELECT rowid, bm25(passage_fts) AS score FROM passage_fts WHERE passage_fts MATCH ?1) h
-         JOIN passages p ON p.id = h.rowid
-         JOIN file_versions v ON v.id = p.version_id
-         WHERE {CURRENT}
-         ORDER BY h.score LIMIT ?2"
-    ))?;
-    let rows = stmt.query_map(params![expr, limit as i64], |r| {
-        Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    bm25_hits(
+        c,
+        &format!(
+            "SELECT h.rowid, h.score FROM
+               (SELECT rowid, bm25(passage_fts) AS score FROM passage_fts WHERE passage_fts MATCH ?1) h
+             JOIN passages p ON p.id = h.rowid
+             JOIN file_versions v ON v.id = p.version_id
+             WHERE {CURRENT}
+             ORDER BY h.score LIMIT ?2"
+        ),
+        s,
+        terms,
+        limit,
+    )
 }
 
 pub(crate) fn by_ids(c: &Connection, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {

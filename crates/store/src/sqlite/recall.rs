@@ -113,8 +113,11 @@ pub(crate) fn window_ids(
     )
 }
 
-pub(crate) fn term_hits(
+/// The rows `sql` (with `?1` the MATCH expression, `?2` the limit) finds
+/// for the subject's rows holding any of `terms`, as (rowid, positive BM25).
+pub(crate) fn bm25_hits(
     c: &Connection,
+    sql: &str,
     s: &Subject,
     terms: &[String],
     limit: usize,
@@ -122,13 +125,26 @@ pub(crate) fn term_hits(
     let Some(expr) = subject_match(s.id, terms) else {
         return Ok(Vec::new());
     };
-    let mut stmt = c.prepare_cached(
-        "SELECT rowid, bm25(episode_fts) FROM episode_fts WHERE episode_fts MATCH ?1 ORDER BY rank LIMIT ?2",
-    )?;
+    let mut stmt = c.prepare_cached(sql)?;
     let rows = stmt.query_map(params![expr, limit as i64], |r| {
         Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
     })?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn term_hits(
+    c: &Connection,
+    s: &Subject,
+    terms: &[String],
+    limit: usize,
+) -> Result<Vec<(i64, f64)>> {
+    bm25_hits(
+        c,
+        "SELECT rowid, bm25(episode_fts) FROM episode_fts WHERE episode_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+        s,
+        terms,
+        limit,
+    )
 }
 
 pub(crate) fn concept_ids(
