@@ -101,6 +101,20 @@ pub struct Beliefs {
     pub checks: Counts,
 }
 
+/// The concept map as a face shows it: the map, its teaching order by name
+/// (prerequisites first) and the readiness of the material.
+#[derive(Debug, Clone, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MapView {
+    /// The concept map (nodes with readiness, centrality, layer, sources).
+    #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+    pub map: ConceptMap,
+    /// Teaching order: layers of concept names, prerequisites first.
+    pub teaching_order: Vec<Vec<String>>,
+    /// The centrality-weighted readiness of the subject's material (0–1).
+    pub readiness: f64,
+}
+
 /// What teaching the tutor did.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -215,12 +229,12 @@ impl Brain {
     // ------------------------------------------------------------ subjects
 
     /// The subject named `learner/subject`: [`Error::BadKey`] when the name
-    /// is not a key, [`Error::NotFound`] when no such subject is stored.
+    /// is not a key, [`Error::UnknownSubject`] when no such subject is stored.
     pub fn subject(&self, key: &str) -> Result<Subject> {
         let parsed = SubjectKey::parse(key).map_err(|e| Error::BadKey(format!("{key:?}: {e}")))?;
         self.read(|r| {
             r.subject(&parsed)?
-                .ok_or_else(|| Error::NotFound(format!("no subject {parsed}")))
+                .ok_or_else(|| Error::UnknownSubject(parsed.to_string()))
         })
     }
 
@@ -230,10 +244,10 @@ impl Brain {
     }
 
     /// The subject, when it exists and its learner is the tenant's;
-    /// [`Error::NotFound`] otherwise: another tenant's subject is
-    /// indistinguishable from a missing one.
+    /// [`Error::UnknownSubject`] otherwise: another tenant's subject is
+    /// indistinguishable from a missing one (a malformed key too).
     pub fn tenant_subject(&self, tenant_id: i64, key: &str) -> Result<Subject> {
-        let missing = || Error::NotFound(format!("no subject {key}"));
+        let missing = || Error::UnknownSubject(key.to_string());
         let parsed = SubjectKey::parse(key).map_err(|_| missing())?;
         self.read(|r| {
             let s = r.subject(&parsed)?.ok_or_else(missing)?;
@@ -516,6 +530,25 @@ impl Brain {
     /// The subject's concept map (empty before the first file).
     pub fn map(&self, subject: &Subject) -> Result<ConceptMap> {
         self.read(|r| crate::map::load(r, subject))
+    }
+
+    /// The map with its teaching order by name and the material's readiness.
+    pub fn map_view(&self, subject: &Subject) -> Result<MapView> {
+        let map = self.map(subject)?;
+        let teaching_order = tm_model::map::teaching_order(&map)
+            .layers
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .map(|k| map.get(k).map_or(k.clone(), |n| n.name.clone()))
+                    .collect()
+            })
+            .collect();
+        Ok(MapView {
+            readiness: tm_model::map::subject_readiness(&map),
+            teaching_order,
+            map,
+        })
     }
 
     /// What the tutor currently believes, and how the checks route honestly.

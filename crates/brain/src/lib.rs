@@ -44,7 +44,10 @@ pub enum Error {
     /// A request that cannot be done as asked (input).
     #[error("{0}")]
     Invalid(String),
-    /// A subject or episode the caller named does not exist.
+    /// The subject the caller named does not exist (or is not the caller's).
+    #[error("no subject {0}")]
+    UnknownSubject(String),
+    /// An episode or belief the caller named does not exist.
     #[error("{0}")]
     NotFound(String),
     /// A subject name that is not `learner/subject`.
@@ -84,6 +87,7 @@ impl Error {
             Error::History { .. }
             | Error::Event { .. }
             | Error::Invalid(_)
+            | Error::UnknownSubject(_)
             | Error::NotFound(_)
             | Error::BadKey(_)
             | Error::LearnerTaken(_)
@@ -91,6 +95,30 @@ impl Error {
             | Error::Io { .. } => true,
             Error::Store(e) => e.is_input(),
             Error::Embed(_) | Error::Model(_) | Error::Internal(_) => false,
+        }
+    }
+
+    /// The stable code every face answers this error with (the HTTP API's
+    /// JSON `error.code`, an MCP tool error's): input codes name what was
+    /// wrong, every fault is `internal`.
+    pub fn code(&self) -> &'static str {
+        use tm_store::Error as S;
+        match self {
+            Error::History { .. } | Error::Event { .. } => "invalid_event",
+            Error::Invalid(_) | Error::BadKey(_) | Error::Io { .. } => "invalid_request",
+            Error::UnknownSubject(_) => "unknown_subject",
+            Error::NotFound(_) => "not_found",
+            Error::LearnerTaken(_) => "learner_unavailable",
+            Error::NotTeaching(_) => "not_teaching",
+            Error::Model(_) => "model_failed",
+            Error::Embed(_) | Error::Internal(_) => "internal",
+            Error::Store(e) => match e {
+                S::UnknownSubject(_) => "unknown_subject",
+                S::UnknownFile { .. } => "not_found",
+                S::ExternalIdTaken { .. } => "external_id_taken",
+                S::Key(_) => "invalid_request",
+                _ => "internal",
+            },
         }
     }
 

@@ -145,7 +145,7 @@ fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
     assert!(wide.tokens > b.tokens);
 
     match block("ana/astronomy", "What is a star?", None) {
-        Err(tm_brain::Error::NotFound(m)) => assert!(m.contains("ana/astronomy"), "{m}"),
+        Err(tm_brain::Error::UnknownSubject(m)) => assert!(m.contains("ana/astronomy"), "{m}"),
         other => panic!("expected NotFound, got {other:?}"),
     }
     assert!(matches!(

@@ -144,7 +144,7 @@ fn unknown_episodes_and_non_answers_are_refused() {
     }
     assert!(matches!(
         brain.subject("ana/nothing"),
-        Err(tm_brain::Error::NotFound(_))
+        Err(tm_brain::Error::UnknownSubject(_))
     ));
     assert!(matches!(
         brain.grounding(&subject, question_id, "x y", &[], &[], now),

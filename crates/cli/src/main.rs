@@ -98,8 +98,10 @@ enum Command {
     Nightly(nightly::NightlyArgs),
     /// The subject report for a teacher or learner (text, or --json).
     Report(nightly::ReportArgs),
-    /// Serve the HTTP API and the web report until Ctrl-C.
+    /// Serve the HTTP API, the MCP endpoint /mcp and the web report until Ctrl-C.
     Serve(serve::ServeArgs),
+    /// Serve the memory to an MCP host over stdin/stdout (as the operator: every subject).
+    Mcp,
     /// Manage the service's API keys (one or more per tenant).
     Keys {
         #[command(subcommand)]
@@ -142,6 +144,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Nightly(a) => nightly::nightly(&brain(g)?, a),
         Command::Report(a) => nightly::report(&brain(g)?, a),
         Command::Serve(a) => serve::run(brain(g)?, a),
+        Command::Mcp => serve::mcp(brain(g)?),
         Command::Keys { what } => keys::run(&brain(g)?, what),
         Command::Bench { what } => bench::run(what),
     }

@@ -1,4 +1,6 @@
-//! `serve`: the HTTP service over the brain, until Ctrl-C or SIGTERM.
+//! `serve`: the HTTP service over the brain (the `/v1` API, the MCP endpoint
+//! `/mcp`, the web report), until Ctrl-C or SIGTERM; `mcp`: the MCP server
+//! over stdio.
 
 use anyhow::{Context, Result};
 use std::process::ExitCode;
@@ -53,7 +55,7 @@ pub fn run(mut brain: Brain, a: ServeArgs) -> Result<ExitCode> {
             .with_context(|| format!("listening on {}", a.addr))?;
         let local = listener.local_addr()?;
         eprintln!(
-            "serving {location} on http://{local} with {embedder} (API under /v1, OpenAPI at /v1/openapi.json, report at /subjects/<learner>/<subject>); Ctrl-C stops"
+            "serving {location} on http://{local} with {embedder} (API under /v1, OpenAPI at /v1/openapi.json, MCP at /mcp, report at /subjects/<learner>/<subject>); Ctrl-C stops"
         );
         if let Some(every) = every {
             eprintln!("the nightly loop runs every {} s", every.as_secs());
@@ -68,5 +70,15 @@ pub fn run(mut brain: Brain, a: ServeArgs) -> Result<ExitCode> {
         eprintln!("stopped: requests in flight finished");
         Ok::<_, anyhow::Error>(())
     })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Serves the memory over stdin/stdout to an MCP host until it disconnects.
+/// Everything this process says besides the protocol goes to stderr.
+pub fn mcp(brain: Brain) -> Result<ExitCode> {
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime
+        .block_on(tm_mcp::serve_stdio(Arc::new(brain)))
+        .map_err(anyhow::Error::msg)?;
     Ok(ExitCode::SUCCESS)
 }

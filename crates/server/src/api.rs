@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tm_brain::Brain;
 use tm_brain::block::Block;
-use tm_brain::brain::Taught;
+use tm_brain::brain::{MapView, Taught};
 use tm_brain::record::Recorded;
 use tm_model::events::{Event, EventBody, FileSource};
 use tm_model::subject::{Subject, SubjectKey};
@@ -76,12 +76,7 @@ pub fn at_or_now(at: Option<&str>) -> ApiResult<DateTime<Utc>> {
 /// The subject, when it exists and its learner is the tenant's; 404 otherwise
 /// (another tenant's subject must be indistinguishable from a missing one).
 pub fn owned(brain: &Brain, tenant: &Tenant, learner: &str, subject: &str) -> ApiResult<Subject> {
-    let shown = format!("{learner}/{subject}");
-    match brain.tenant_subject(tenant.id, &shown) {
-        Ok(s) => Ok(s),
-        Err(tm_brain::Error::NotFound(_)) => Err(ApiError::unknown_subject(&shown)),
-        Err(e) => Err(e.into()),
-    }
+    Ok(brain.tenant_subject(tenant.id, &format!("{learner}/{subject}"))?)
 }
 
 // ---------------------------------------------------------------- subjects
@@ -569,45 +564,20 @@ pub async fn belief_history(
     Ok(axum::Json(out))
 }
 
-#[derive(Debug, Serialize, ToSchema)]
-pub struct MapOut {
-    /// The concept map (nodes with readiness, centrality, layer, sources).
-    #[schema(value_type = Object)]
-    pub map: serde_json::Value,
-    /// Teaching order: layers of concept names, prerequisites first.
-    pub teaching_order: Vec<Vec<String>>,
-    /// The centrality-weighted readiness of the subject's material (0–1).
-    pub readiness: f64,
-}
-
 /// The concept map and its teaching order.
 #[utoipa::path(get, path = "/v1/subjects/{learner}/{subject}/map", tag = "map",
     params(("learner" = String, Path), ("subject" = String, Path)),
-    responses((status = 200, body = MapOut), (status = 404, body = ErrorBody)),
+    responses((status = 200, body = MapView), (status = 404, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn map(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
-) -> ApiResult<axum::Json<MapOut>> {
+) -> ApiResult<axum::Json<MapView>> {
     let out = state
         .blocking(move |brain| {
             let s = owned(brain, &tenant, &learner, &subject)?;
-            let map = brain.map(&s)?;
-            let order = tm_model::map::teaching_order(&map);
-            Ok(MapOut {
-                teaching_order: order
-                    .layers
-                    .iter()
-                    .map(|l| {
-                        l.iter()
-                            .map(|k| map.get(k).map_or(k.clone(), |n| n.name.clone()))
-                            .collect()
-                    })
-                    .collect(),
-                readiness: tm_model::map::subject_readiness(&map),
-                map: to_value(&map)?,
-            })
+            Ok(brain.map_view(&s)?)
         })
         .await?;
     Ok(axum::Json(out))

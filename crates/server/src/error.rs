@@ -111,24 +111,17 @@ impl From<tm_store::Error> for ApiError {
 
 impl From<tm_brain::Error> for ApiError {
     fn from(e: tm_brain::Error) -> Self {
-        use tm_brain::Error as E;
-        let message = e.to_string();
-        match e {
-            E::Store(s) => s.into(),
-            E::History { .. } | E::Event { .. } => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_event", message)
+        let code = e.code();
+        let status = match code {
+            "invalid_event" | "invalid_request" | "not_teaching" => {
+                StatusCode::UNPROCESSABLE_ENTITY
             }
-            E::Invalid(_) | E::BadKey(_) | E::Io { .. } => ApiError::invalid(message),
-            E::NotFound(_) => ApiError::not_found(message),
-            E::LearnerTaken(_) => {
-                ApiError::new(StatusCode::CONFLICT, "learner_unavailable", message)
-            }
-            E::NotTeaching(_) => {
-                ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "not_teaching", message)
-            }
-            E::Model(_) => ApiError::new(StatusCode::BAD_GATEWAY, "model_failed", message),
-            E::Embed(_) | E::Internal(_) => ApiError::internal(message),
-        }
+            "unknown_subject" | "not_found" => StatusCode::NOT_FOUND,
+            "learner_unavailable" | "external_id_taken" => StatusCode::CONFLICT,
+            "model_failed" => StatusCode::BAD_GATEWAY,
+            _ => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        ApiError::new(status, code, e.to_string())
     }
 }
 

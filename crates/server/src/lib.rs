@@ -128,6 +128,11 @@ pub fn app(state: AppState) -> Router {
             "/subjects/{learner}/{subject}",
             axum::routing::get(web::report_page),
         )
+        .merge(
+            Router::new()
+                .nest_service("/mcp", tm_mcp::http_service(state.brain().clone()))
+                .layer(middleware::from_fn_with_state(state.clone(), mcp_auth)),
+        )
         .layer(DefaultBodyLimit::max(state.config().max_json_bytes))
         .layer(middleware::from_fn(json_errors))
         .layer(middleware::from_fn_with_state(
@@ -136,6 +141,21 @@ pub fn app(state: AppState) -> Router {
         ))
         .layer(middleware::from_fn(catch_panic))
         .with_state(state)
+}
+
+/// The MCP endpoint takes the same keys as `/v1` (`Authorization: Bearer`):
+/// the tenant's scope goes to the MCP server in the request's extensions;
+/// no key, or a wrong one, is the API's 401.
+async fn mcp_auth(State(state): State<AppState>, req: Request, next: Next) -> Response {
+    use axum::extract::FromRequestParts;
+    let (mut parts, body) = req.into_parts();
+    match auth::Tenant::from_request_parts(&mut parts, &state).await {
+        Ok(tenant) => {
+            parts.extensions.insert(tm_mcp::Scope::Tenant(tenant.id));
+            next.run(Request::from_parts(parts, body)).await
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 /// Any error response that is not already JSON or HTML (axum's own: unknown
