@@ -18,6 +18,7 @@
 //! same event is never appended twice.
 
 pub mod contract;
+pub mod postgres;
 pub mod sqlite;
 
 use chrono::{DateTime, Utc};
@@ -41,6 +42,8 @@ use tm_model::tenants::{ApiKey, Claim, KeyOwner};
 pub enum Error {
     #[error("database error: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    #[error("database error: {0}")]
+    Postgres(String),
     #[error("cannot open the database at {location}: {message}")]
     Open { location: String, message: String },
     #[error(
@@ -83,6 +86,26 @@ impl Error {
                 | Error::ExternalIdTaken { .. }
                 | Error::Key(_)
         )
+    }
+}
+
+impl From<::postgres::Error> for Error {
+    fn from(e: ::postgres::Error) -> Error {
+        // The driver's own message is only "db error": the server's is inside.
+        Error::Postgres(match e.as_db_error() {
+            Some(db) => {
+                let mut m = format!("{} ({})", db.message(), db.code().code());
+                if let Some(d) = db.detail() {
+                    m.push_str(": ");
+                    m.push_str(d);
+                }
+                m
+            }
+            None => match std::error::Error::source(&e) {
+                Some(cause) => format!("{e}: {cause}"),
+                None => e.to_string(),
+            },
+        })
     }
 }
 
@@ -279,6 +302,11 @@ pub trait Reader {
 
 /// One write transaction: every write, and every read as seen inside it.
 pub trait Tx: Reader {
+    /// Makes every other writer of the subject wait until this transaction
+    /// ends. Take it before reading what a write depends on (an import key,
+    /// a belief to supersede); appends take it themselves. SQLite's write
+    /// lock already covers the whole database, so there it does nothing.
+    fn lock_subject(&mut self, s: &Subject) -> Result<()>;
     /// The subject, created with its learner when absent; an existing subject
     /// is returned as it is.
     fn ensure_subject(
@@ -396,6 +424,11 @@ pub trait Store: Reader + Send {
     fn transact(&mut self, f: &mut dyn FnMut(&mut dyn Tx) -> Result<()>) -> Result<()>;
     /// Where the data lives (a path, `:memory:`, a URL without secrets).
     fn location(&self) -> &str;
+    /// Whether the connection is gone (the server closed it): such a store
+    /// only fails, and is not worth keeping.
+    fn is_closed(&self) -> bool {
+        false
+    }
 }
 
 /// [`Store::transact`] with a result.
@@ -454,14 +487,18 @@ pub trait Engine: Send + Sync {
     fn location(&self) -> &str;
 }
 
-/// The engine for `location`: a file path (SQLite, created when missing).
-/// A `postgres://` URL names the shared engine, which this build does not
-/// have yet.
+/// Whether `location` names a PostgreSQL database (a `postgres://` or
+/// `postgresql://` URL) rather than a SQLite file.
+pub fn is_postgres(location: &str) -> bool {
+    location.starts_with("postgres://") || location.starts_with("postgresql://")
+}
+
+/// The engine for `location`: a `postgres://` URL (the shared engine), or a
+/// file path (SQLite, created when missing). Either way the schema is
+/// brought up to date.
 pub fn open(location: &str) -> Result<Arc<dyn Engine>> {
-    if location.starts_with("postgres://") || location.starts_with("postgresql://") {
-        return Err(Error::Unsupported(
-            "PostgreSQL is not an engine of this build yet; use a SQLite file path".into(),
-        ));
+    if is_postgres(location) {
+        return Ok(Arc::new(postgres::PgEngine::open(location)?));
     }
     Ok(Arc::new(sqlite::SqliteEngine::open(location)?))
 }

@@ -31,7 +31,7 @@ use chrono::{DateTime, Utc};
 use crate::lang::canonical_key;
 
 pub use narration::narrates_period;
-pub use terms::{distinctive_terms, index_terms, index_text, lexical_overlap};
+pub use terms::{distinctive_terms, episode_index_text, index_terms, index_text, lexical_overlap};
 
 /// Weight of relevance in the score (SPEC §3; hand-set, not tuned).
 pub const RELEVANCE_WEIGHT: f32 = 0.55;

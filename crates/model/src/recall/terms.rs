@@ -97,6 +97,17 @@ pub fn index_text(text: &str) -> String {
     index_terms(text).join(" ")
 }
 
+/// What one episode is indexed under, in either engine: its text's terms,
+/// then each concept's terms.
+pub fn episode_index_text(text: &str, concepts: &[String]) -> String {
+    let mut terms = index_text(text);
+    for concept in concepts {
+        terms.push(' ');
+        terms.push_str(&index_text(concept));
+    }
+    terms
+}
+
 /// The words of a question that say what it is about, each once, in order of
 /// first appearance: index terms minus stop words, one-letter Latin tokens and
 /// numbers (a four-digit number is kept: it is most likely a year).

@@ -468,6 +468,10 @@ impl<T: Conn> Reader for T {
 }
 
 impl Tx for SqliteTx<'_> {
+    fn lock_subject(&mut self, _: &Subject) -> Result<()> {
+        // BEGIN IMMEDIATE took the database's write lock already.
+        Ok(())
+    }
     fn ensure_subject(
         &mut self,
         key: &SubjectKey,

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 use tm_model::episodes::Kind;
 use tm_model::lang::canonical_key;
-use tm_model::recall::{CandidateFacts, index_text};
+use tm_model::recall::{CandidateFacts, episode_index_text};
 use tm_model::subject::Subject;
 
 /// An FTS5 MATCH expression that finds rows holding any of `terms`, or `None`
@@ -43,11 +43,7 @@ pub(crate) fn index_episode(
     text: &str,
     concepts: &[String],
 ) -> Result<()> {
-    let mut terms = index_text(text);
-    for concept in concepts {
-        terms.push(' ');
-        terms.push_str(&index_text(concept));
-    }
+    let terms = episode_index_text(text, concepts);
     c.prepare_cached("INSERT INTO episode_fts (rowid, terms) VALUES (?1, ?2)")?
         .execute(params![
             episode_id,

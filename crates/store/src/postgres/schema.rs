@@ -1,0 +1,287 @@
+//! The PostgreSQL schema as numbered migrations, recorded in
+//! `tm_schema(version)`; each runs in its own transaction under an advisory
+//! lock, so several processes starting at once migrate once. A migration, once
+//! released, is never edited: a change is a new migration.
+//!
+//! The same tables as the SQLite engine, with the same guarantees enforced
+//! by the database (triggers refuse any UPDATE, DELETE or TRUNCATE of
+//! episodes, annotations, map snapshots and the night's log; a belief row
+//! only ever gets its `superseded_by` set, once; a file version's content is
+//! fixed). The two pointers forward in time (a file version's
+//! `replaced_by`, a belief's `superseded_by`) are checked at commit, so a
+//! copy can insert rows in id order. Text that is sorted on is `COLLATE "C"` (byte order, as SQLite
+//! sorts), whatever the database's own collation. Full text is a terms table with per-subject statistics (see
+//! `fts.rs`); vectors are `bytea` (little-endian f32), searched exactly in
+//! the brain's cache.
+
+/// Migration `i` brings the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[r#"
+CREATE FUNCTION tm_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '%', TG_ARGV[0]; END $$;
+
+CREATE TABLE tenants (
+    id          BIGSERIAL PRIMARY KEY,
+    name        TEXT NOT NULL UNIQUE,
+    created_at  BIGINT NOT NULL
+);
+CREATE TABLE api_keys (
+    id          BIGSERIAL PRIMARY KEY,
+    tenant_id   BIGINT NOT NULL REFERENCES tenants(id),
+    prefix      TEXT NOT NULL UNIQUE,
+    sha256      TEXT NOT NULL,
+    admin       BOOLEAN NOT NULL,
+    created_at  BIGINT NOT NULL,
+    revoked_at  BIGINT
+);
+CREATE TABLE learners (
+    id          BIGSERIAL PRIMARY KEY,
+    slug        TEXT NOT NULL UNIQUE,
+    created_at  BIGINT NOT NULL,
+    tenant_id   BIGINT REFERENCES tenants(id)
+);
+CREATE INDEX learners_by_tenant ON learners (tenant_id);
+CREATE TABLE subjects (
+    id          BIGSERIAL PRIMARY KEY,
+    learner_id  BIGINT NOT NULL REFERENCES learners(id),
+    slug        TEXT NOT NULL,
+    key         TEXT COLLATE "C" NOT NULL UNIQUE,
+    title       BYTEA NOT NULL,
+    language    TEXT,
+    timezone    TEXT,
+    created_at  BIGINT NOT NULL,
+    UNIQUE (learner_id, slug)
+);
+CREATE TABLE files (
+    id          BIGSERIAL PRIMARY KEY,
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    name        TEXT COLLATE "C" NOT NULL,
+    UNIQUE (subject_id, name)
+);
+CREATE TABLE file_versions (
+    id           BIGSERIAL PRIMARY KEY,
+    file_id      BIGINT NOT NULL REFERENCES files(id),
+    version      BIGINT NOT NULL,
+    sha256       TEXT NOT NULL,
+    bytes        BYTEA NOT NULL,
+    format       TEXT NOT NULL,
+    added_at     BIGINT NOT NULL,
+    replaced_at  BIGINT,
+    replaced_by  BIGINT REFERENCES file_versions(id) DEFERRABLE INITIALLY DEFERRED,
+    removed_at   BIGINT,
+    UNIQUE (file_id, version)
+);
+CREATE FUNCTION tm_file_version_fixed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF (NEW.file_id, NEW.version, NEW.sha256, NEW.bytes, NEW.format, NEW.added_at)
+     IS DISTINCT FROM (OLD.file_id, OLD.version, OLD.sha256, OLD.bytes, OLD.format, OLD.added_at) THEN
+    RAISE EXCEPTION 'file versions are immutable: only their replaced/removed status changes';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER file_versions_content_fixed BEFORE UPDATE ON file_versions
+  FOR EACH ROW EXECUTE FUNCTION tm_file_version_fixed();
+CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('file versions are never deleted: mark them removed');
+CREATE TABLE file_pages (
+    version_id  BIGINT NOT NULL REFERENCES file_versions(id),
+    page        BIGINT NOT NULL,
+    text        TEXT NOT NULL,
+    PRIMARY KEY (version_id, page)
+);
+
+CREATE TABLE episodes (
+    id           BIGSERIAL PRIMARY KEY,
+    subject_id   BIGINT NOT NULL REFERENCES subjects(id),
+    seq          BIGINT NOT NULL,
+    kind         TEXT COLLATE "C" NOT NULL,
+    at           BIGINT NOT NULL,
+    salience     DOUBLE PRECISION NOT NULL,
+    summary      BYTEA NOT NULL,
+    text         BYTEA NOT NULL,
+    concepts     TEXT NOT NULL,
+    evidence     TEXT NOT NULL,
+    data         TEXT NOT NULL,
+    external_id  BYTEA,
+    prev_hash    BYTEA NOT NULL,
+    hash         BYTEA NOT NULL,
+    import_key   BYTEA,
+    -- Read out of `data` at append (a check's topic and verdict): derived,
+    -- not hashed; the hash covers `data` exactly as stored. Free text
+    -- (title, summary, text, external_id, topic) is BYTEA holding UTF-8:
+    -- a learner's text may hold NUL, which TEXT refuses.
+    topic        BYTEA,
+    verdict      TEXT COLLATE "C",
+    UNIQUE (subject_id, seq),
+    UNIQUE (subject_id, external_id),
+    UNIQUE (subject_id, import_key)
+);
+CREATE INDEX episodes_by_time ON episodes (subject_id, at, seq);
+CREATE INDEX episodes_by_kind ON episodes (subject_id, kind, seq);
+CREATE INDEX episodes_by_hash ON episodes (subject_id, hash);
+CREATE TRIGGER episodes_no_update BEFORE UPDATE ON episodes
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('episodes are append-only: UPDATE refused');
+CREATE TRIGGER episodes_no_delete BEFORE DELETE ON episodes
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('episodes are append-only: DELETE refused');
+CREATE TRIGGER episodes_no_truncate BEFORE TRUNCATE ON episodes
+  FOR EACH STATEMENT EXECUTE FUNCTION tm_refuse('episodes are append-only: TRUNCATE refused');
+
+CREATE TABLE annotations (
+    id          BIGSERIAL PRIMARY KEY,
+    episode_id  BIGINT NOT NULL REFERENCES episodes(id),
+    kind        TEXT NOT NULL,
+    at          BIGINT NOT NULL,
+    data        TEXT NOT NULL
+);
+CREATE INDEX annotations_by_episode ON annotations (episode_id, kind, at);
+CREATE TRIGGER annotations_no_update BEFORE UPDATE ON annotations
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('annotations are append-only: a newer one supersedes');
+CREATE TRIGGER annotations_no_delete BEFORE DELETE ON annotations
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('annotations are append-only: DELETE refused');
+CREATE TRIGGER annotations_no_truncate BEFORE TRUNCATE ON annotations
+  FOR EACH STATEMENT EXECUTE FUNCTION tm_refuse('annotations are append-only: TRUNCATE refused');
+
+CREATE TABLE imports (
+    id          BIGSERIAL PRIMARY KEY,
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    sha256      TEXT NOT NULL,
+    source      TEXT NOT NULL,
+    at          BIGINT NOT NULL,
+    events      BIGINT NOT NULL,
+    appended    BIGINT NOT NULL
+);
+CREATE INDEX imports_by_subject ON imports (subject_id, sha256);
+
+-- Full text: postings with term frequencies, and per-subject statistics
+-- (documents, tokens) for Okapi BM25 (`fts.rs`); a term's document count
+-- is its postings' count.
+-- kind: 'e' episodes, 'p' passages.
+CREATE TABLE fts_postings (
+    kind        TEXT NOT NULL,
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    term        TEXT NOT NULL,
+    doc_id      BIGINT NOT NULL,
+    tf          INT NOT NULL,
+    PRIMARY KEY (kind, subject_id, term, doc_id)
+);
+CREATE TABLE fts_stats (
+    kind        TEXT NOT NULL,
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    docs        BIGINT NOT NULL,
+    tokens      BIGINT NOT NULL,
+    PRIMARY KEY (kind, subject_id)
+);
+
+CREATE TABLE episode_concepts (
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    concept     TEXT COLLATE "C" NOT NULL,
+    episode_id  BIGINT NOT NULL REFERENCES episodes(id),
+    PRIMARY KEY (subject_id, concept, episode_id)
+);
+CREATE TABLE episode_vectors (
+    episode_id  BIGINT PRIMARY KEY REFERENCES episodes(id),
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    model       TEXT COLLATE "C" NOT NULL,
+    vector      BYTEA NOT NULL
+);
+CREATE INDEX episode_vectors_by_subject ON episode_vectors (subject_id, model, episode_id);
+-- Per subject and model: vectors written so far and the highest episode id,
+-- the stamp a cache of the subject's vectors compares (one row, not a count).
+CREATE TABLE vector_stats (
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    model       TEXT COLLATE "C" NOT NULL,
+    writes      BIGINT NOT NULL,
+    max_id      BIGINT NOT NULL,
+    PRIMARY KEY (subject_id, model)
+);
+
+CREATE TABLE concept_maps (
+    id          BIGSERIAL PRIMARY KEY,
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    at          BIGINT NOT NULL,
+    reason      TEXT NOT NULL,
+    map         TEXT NOT NULL
+);
+CREATE INDEX concept_maps_by_subject ON concept_maps (subject_id, id);
+CREATE TRIGGER concept_maps_no_update BEFORE UPDATE OR DELETE ON concept_maps
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('concept map snapshots are append-only');
+
+CREATE TABLE beliefs (
+    id             BIGSERIAL PRIMARY KEY,
+    subject_id     BIGINT NOT NULL REFERENCES subjects(id),
+    about          TEXT COLLATE "C" NOT NULL,
+    concept        TEXT,
+    unmapped       BOOLEAN NOT NULL,
+    claim          TEXT NOT NULL,
+    confidence     DOUBLE PRECISION NOT NULL,
+    alpha          DOUBLE PRECISION NOT NULL,
+    beta           DOUBLE PRECISION NOT NULL,
+    support        TEXT NOT NULL,
+    created_at     BIGINT NOT NULL,
+    reason         TEXT NOT NULL,
+    flagged        BOOLEAN NOT NULL,
+    superseded_by  BIGINT REFERENCES beliefs(id) DEFERRABLE INITIALLY DEFERRED
+);
+CREATE INDEX beliefs_by_about ON beliefs (subject_id, about, id);
+CREATE FUNCTION tm_belief_pointer_once() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF (NEW.id, NEW.subject_id, NEW.about, NEW.concept, NEW.unmapped, NEW.claim, NEW.confidence,
+      NEW.alpha, NEW.beta, NEW.support, NEW.created_at, NEW.reason, NEW.flagged)
+     IS DISTINCT FROM (OLD.id, OLD.subject_id, OLD.about, OLD.concept, OLD.unmapped, OLD.claim,
+      OLD.confidence, OLD.alpha, OLD.beta, OLD.support, OLD.created_at, OLD.reason, OLD.flagged) THEN
+    RAISE EXCEPTION 'beliefs are never updated in place: insert a new row and point the old one at it';
+  END IF;
+  IF OLD.superseded_by IS NOT NULL THEN
+    RAISE EXCEPTION 'a belief is superseded once';
+  END IF;
+  RETURN NEW;
+END $$;
+CREATE TRIGGER beliefs_fixed BEFORE UPDATE ON beliefs
+  FOR EACH ROW EXECUTE FUNCTION tm_belief_pointer_once();
+CREATE TRIGGER beliefs_no_delete BEFORE DELETE ON beliefs
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('beliefs are never deleted: retire them');
+
+CREATE TABLE nightly_runs (
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    day         TEXT NOT NULL,
+    at          BIGINT NOT NULL,
+    summary     TEXT NOT NULL,
+    PRIMARY KEY (subject_id, day)
+);
+CREATE TRIGGER nightly_runs_no_update BEFORE UPDATE OR DELETE ON nightly_runs
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('nightly runs are a log: UPDATE and DELETE refused');
+CREATE TABLE citation_checks (
+    episode_id  BIGINT PRIMARY KEY REFERENCES episodes(id),
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    checked_at  BIGINT NOT NULL,
+    status      TEXT NOT NULL,
+    label       TEXT NOT NULL
+);
+CREATE INDEX citation_checks_by_age ON citation_checks (subject_id, checked_at);
+CREATE INDEX citation_checks_by_status ON citation_checks (subject_id, status);
+CREATE TABLE working_sets (
+    subject_id  BIGINT PRIMARY KEY REFERENCES subjects(id),
+    at          BIGINT NOT NULL,
+    data        TEXT NOT NULL
+);
+CREATE TABLE self_models (
+    subject_id  BIGINT PRIMARY KEY REFERENCES subjects(id),
+    at          BIGINT NOT NULL,
+    data        TEXT NOT NULL
+);
+
+CREATE TABLE passages (
+    id          BIGSERIAL PRIMARY KEY,
+    subject_id  BIGINT NOT NULL REFERENCES subjects(id),
+    version_id  BIGINT NOT NULL REFERENCES file_versions(id),
+    page        BIGINT NOT NULL,
+    line        BIGINT NOT NULL,
+    text        TEXT NOT NULL,
+    UNIQUE (version_id, page, line)
+);
+CREATE INDEX passages_by_subject ON passages (subject_id, version_id);
+CREATE TABLE passage_vectors (
+    passage_id  BIGINT PRIMARY KEY REFERENCES passages(id),
+    model       TEXT NOT NULL,
+    vector      BYTEA NOT NULL
+);
+"#];
