@@ -109,6 +109,7 @@ pub fn rederive(store: &mut dyn Store, subject: &Subject, at: DateTime<Utc>) -> 
     let facts: Vec<_> = checks.iter().map(|c| c.fact(&names)).collect();
     let rows = replay(&facts);
     store.write_with(|tx| {
+        tx.lock_subject(subject)?;
         let mut current = tx.current_beliefs(subject)?;
         // Retired in the order of what they are about, so the rows a
         // re-derivation writes do not depend on confidences.

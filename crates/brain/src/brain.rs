@@ -69,6 +69,11 @@ impl Pool {
     }
 
     fn give(&self, store: Box<dyn Store>) {
+        // A connection the server closed is dropped, not pooled: the next
+        // call opens a fresh one.
+        if store.is_closed() {
+            return;
+        }
         if let Ok(mut idle) = self.idle.lock()
             && idle.len() < self.max_idle
         {
@@ -81,6 +86,19 @@ impl Pool {
         let out = f(&mut *store);
         self.give(store);
         out
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        // A connection may block when it closes (PostgreSQL's client says
+        // goodbye to the server), which an async runtime's thread must not:
+        // the brain may be dropped on one, so its connections close on a
+        // thread of their own.
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|p| p.into_inner()));
+        if !idle.is_empty() {
+            let _ = std::thread::spawn(move || drop(idle)).join();
+        }
     }
 }
 

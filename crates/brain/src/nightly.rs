@@ -235,6 +235,8 @@ fn night_for(
     at: DateTime<Utc>,
     batch: usize,
 ) -> Result<SubjectNight> {
+    // One night per subject at a time, whichever process runs it.
+    tx.lock_subject(subject)?;
     let from = at - Duration::days(1);
     let day = from.date_naive().to_string();
     let mut out = SubjectNight {

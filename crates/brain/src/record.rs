@@ -406,6 +406,9 @@ pub fn apply(
             }
         }
     };
+    // Other writers of the subject (in other processes too) wait from here:
+    // the import keys, the map and the beliefs read below stay true.
+    tx.lock_subject(&subject)?;
     let mut map = tx.latest_map(&subject)?.unwrap_or_default();
     let mut map_changed = false;
     let mut file_versions = 0;

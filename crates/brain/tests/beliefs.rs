@@ -5,10 +5,8 @@ mod common;
 
 use tm_model::beliefs::Claim;
 use tm_model::subject::SubjectKey;
-use tm_store::Reader;
-use tm_store::sqlite::SqliteStore;
 
-fn history(events: &[String]) -> SqliteStore {
+fn history(events: &[String]) -> common::TestStore {
     let mut store = common::memory();
     let mut text = String::from(r#"{"type":"subject","learner":"ana","subject":"cells"}"#);
     text.push('\n');
@@ -17,7 +15,7 @@ fn history(events: &[String]) -> SqliteStore {
         text.push('\n');
         text.push_str(e);
     }
-    common::import(&mut store, &text).unwrap();
+    common::import(&mut *store, &text).unwrap();
     store
 }
 
@@ -39,7 +37,7 @@ fn wrong_then_right_leaves_two_rows_the_older_pointing_at_the_newer() {
         check("c1", "2026-03-02T09:00:00Z", "osmosis", "wrong", None),
         check("c2", "2026-09-18T09:00:00Z", "Osmosis", "right", None),
     ]);
-    let subject = tm_store::require_subject(&store, &key()).unwrap();
+    let subject = tm_store::require_subject(&*store, &key()).unwrap();
     let rows = store.belief_history(&subject, "osmosis").unwrap();
     assert_eq!(rows.len(), 2);
     assert_eq!(rows[0].claim, Claim::StrugglesWith);
@@ -62,15 +60,11 @@ fn wrong_then_right_leaves_two_rows_the_older_pointing_at_the_newer() {
         "{walk:?}"
     );
     // The store refuses to turn a row into another claim.
-    let err = store.raw_connection().execute(
-        "UPDATE beliefs SET claim = 'understands' WHERE id = ?1",
-        [rows[0].id],
-    );
-    assert!(
-        err.unwrap_err()
-            .to_string()
-            .contains("never updated in place")
-    );
+    let err = store.raw_execute(&format!(
+        "UPDATE beliefs SET claim = 'understands' WHERE id = {}",
+        rows[0].id.unwrap()
+    ));
+    assert!(err.unwrap_err().contains("never updated in place"));
 }
 
 #[test]
@@ -98,10 +92,10 @@ fn utterance_checks_never_become_beliefs_and_the_count_is_honest() {
         })
         .collect();
     let store = history(&events);
-    let subject = tm_store::require_subject(&store, &key()).unwrap();
+    let subject = tm_store::require_subject(&*store, &key()).unwrap();
     assert!(store.current_beliefs(&subject).unwrap().is_empty());
-    let map = tm_brain::map::load(&store, &subject).unwrap();
-    let counts = tm_brain::beliefs::counts(&store, &subject, &map).unwrap();
+    let map = tm_brain::map::load(&*store, &subject).unwrap();
+    let counts = tm_brain::beliefs::counts(&*store, &subject, &map).unwrap();
     assert_eq!((counts.recorded, counts.linked), (32, 0));
     assert_eq!(
         counts.sentence.as_deref(),
@@ -121,15 +115,15 @@ fn rederivation_retires_replays_and_touches_no_episode() {
             Some("Correct: osmosis moves water."),
         ),
     ]);
-    let subject = tm_store::require_subject(&store, &key()).unwrap();
-    let before = tm_store::verify(&store, &subject, None).unwrap();
+    let subject = tm_store::require_subject(&*store, &key()).unwrap();
+    let before = tm_store::verify(&*store, &subject, None).unwrap();
     let old = store.belief_history(&subject, "osmosis").unwrap();
     let at = chrono::DateTime::parse_from_rfc3339("2026-11-29T10:00:00Z")
         .unwrap()
         .to_utc();
-    let r = tm_brain::beliefs::rederive(&mut store, &subject, at).unwrap();
+    let r = tm_brain::beliefs::rederive(&mut *store, &subject, at).unwrap();
     assert_eq!((r.retired, r.derived, r.checks), (1, 1, 2));
-    let after = tm_store::verify(&store, &subject, None).unwrap();
+    let after = tm_store::verify(&*store, &subject, None).unwrap();
     assert_eq!(before.head_hash, after.head_hash, "no episode touched");
     let rows = store.belief_history(&subject, "osmosis").unwrap();
     assert_eq!(

@@ -15,11 +15,8 @@ fn at(s: &str) -> DateTime<Utc> {
 /// The sample subject imported (and so embedded) through a brain over a
 /// database file under `dir`.
 fn sample(dir: &std::path::Path) -> (Brain, Subject) {
-    let mut brain = Brain::open(
-        &dir.join("b.db").display().to_string(),
-        Arc::new(HashEmbedder::new()),
-    )
-    .unwrap();
+    let db = tm_store::postgres::cluster::location(dir.join("b.db")).keep();
+    let mut brain = Brain::open(&db, Arc::new(HashEmbedder::new())).unwrap();
     // Not a test of the cap unless it says so: a loaded machine must not
     // drop a block a test reads.
     brain.set_cap(Duration::from_secs(120));

@@ -73,7 +73,7 @@ fn store_with(file_text: &str, events: &[(u8, String)]) -> (SqliteStore, Recalle
         .map(|l| l.to_string())
         .collect::<Vec<_>>()
         .join("\n");
-    let mut store = common::memory();
+    let mut store = common::sqlite_memory();
     // Recorded (and embedded) with the hashing embedder, as the recaller reads.
     common::import(&mut store, &history).unwrap();
     let recaller = Recaller::new(Arc::new(HashEmbedder::new()));

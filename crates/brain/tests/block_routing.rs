@@ -68,9 +68,9 @@ fn history() -> String {
 #[test]
 fn a_paraphrase_routes_by_its_vector_and_the_question_is_embedded_once_per_block() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("r.db");
+    let db = tm_store::postgres::cluster::location(dir.path().join("r.db"));
     let embedder = Arc::new(Scripted::default());
-    let mut brain = Brain::open(&db.display().to_string(), embedder.clone()).unwrap();
+    let mut brain = Brain::open(db.as_str(), embedder.clone()).unwrap();
     // Not a test of the cap: a loaded machine must not drop the block.
     brain.set_cap(std::time::Duration::from_secs(120));
     // Recorded and embedded in one go.

@@ -124,8 +124,8 @@ fn history(l: &Lang) -> String {
 }
 
 fn brain_for(dir: &Path, l: &Lang) -> Brain {
-    let db = dir.join(format!("{}.db", l.code));
-    let mut brain = Brain::open(&db.display().to_string(), Arc::new(HashEmbedder::new())).unwrap();
+    let db = tm_store::postgres::cluster::location(dir.join(format!("{}.db", l.code))).keep();
+    let mut brain = Brain::open(&db, Arc::new(HashEmbedder::new())).unwrap();
     // A debug build on a loaded machine must not drop a block under test.
     brain.set_cap(Duration::from_secs(120));
     brain

@@ -15,8 +15,8 @@ fn at(s: &str) -> DateTime<Utc> {
 }
 
 fn sample(dir: &std::path::Path) -> (Brain, Subject) {
-    let db = dir.join("g.db");
-    let mut brain = Brain::open(&db.display().to_string(), Arc::new(HashEmbedder::new())).unwrap();
+    let db = tm_store::postgres::cluster::location(dir.join("g.db")).keep();
+    let mut brain = Brain::open(&db, Arc::new(HashEmbedder::new())).unwrap();
     brain.set_cap(std::time::Duration::from_secs(120));
     let path = std::path::Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),

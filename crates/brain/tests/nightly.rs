@@ -8,8 +8,8 @@ mod common;
 use chrono::{DateTime, Utc};
 use tm_brain::nightly::{NightlyOptions, run};
 use tm_model::subject::Subject;
-use tm_store::Reader;
-use tm_store::sqlite::SqliteStore as Store;
+
+use common::TestStore as Store;
 
 const SUBJECT: &str =
     r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#;
@@ -19,7 +19,7 @@ fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
-fn import(store: &mut Store, events: &[String]) {
+fn import(store: &mut dyn tm_store::Store, events: &[String]) {
     let mut text = String::from(SUBJECT);
     for e in events {
         text.push('\n');
@@ -50,7 +50,7 @@ fn check(id: &str, at: &str, topic: &str, verdict: &str, predicted: Option<f64>)
 }
 
 fn subject(store: &Store) -> Subject {
-    common::subject(store, "ana/cells")
+    common::subject(&**store, "ana/cells")
 }
 
 /// Rows in every table the night may write.
@@ -66,13 +66,7 @@ fn rows(store: &Store) -> Vec<(String, i64)> {
         "concept_maps",
     ]
     .iter()
-    .map(|t| {
-        let n: i64 = store
-            .raw_connection()
-            .query_row(&format!("SELECT COUNT(*) FROM {t}"), [], |r| r.get(0))
-            .unwrap();
-        (t.to_string(), n)
-    })
+    .map(|t| (t.to_string(), store.count_rows(t)))
     .collect()
 }
 
@@ -100,14 +94,14 @@ fn opts() -> NightlyOptions {
 fn a_quiet_day_writes_nothing() {
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             learner("q1", "2026-03-02T09:00:00Z", "What is osmosis?"),
         ],
     );
     let before = rows(&store);
-    let report = run(&mut store, t("2026-03-10T03:00:00Z"), &opts()).unwrap();
+    let report = run(&mut *store, t("2026-03-10T03:00:00Z"), &opts()).unwrap();
     assert_eq!(report.nights[0].active, 0);
     assert_eq!(rows(&store), before);
 }
@@ -116,7 +110,7 @@ fn a_quiet_day_writes_nothing() {
 fn a_day_is_consolidated_once_and_a_second_run_is_a_no_op() {
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             learner("q1", "2026-03-02T09:00:00Z", "What is osmosis?"),
@@ -131,7 +125,7 @@ fn a_day_is_consolidated_once_and_a_second_run_is_a_no_op() {
         ],
     );
     let at = t("2026-03-03T03:00:00Z");
-    let first = run(&mut store, at, &opts()).unwrap();
+    let first = run(&mut *store, at, &opts()).unwrap();
     assert_eq!(first.nights[0].consolidated, 1, "{first:?}");
     let s = subject(&store);
     let digest = store
@@ -146,18 +140,18 @@ fn a_day_is_consolidated_once_and_a_second_run_is_a_no_op() {
     assert!(digest.text.contains("Topics: Osmosis"), "{}", digest.text);
 
     let after_first = rows(&store);
-    let again = run(&mut store, at, &opts()).unwrap();
+    let again = run(&mut *store, at, &opts()).unwrap();
     assert_eq!(rows(&store), after_first, "a second run wrote something");
     assert_eq!((again.nights[0].ran, again.nights[0].skipped), (0, 1));
     // Later the same night (same day consolidated): still nothing.
-    run(&mut store, t("2026-03-03T09:00:00Z"), &opts()).unwrap();
+    run(&mut *store, t("2026-03-03T09:00:00Z"), &opts()).unwrap();
     assert_eq!(rows(&store), after_first);
     // The next night sees only the digest in its window: quiet, not a digest of a digest.
-    let next = run(&mut store, t("2026-03-04T03:00:00Z"), &opts()).unwrap();
+    let next = run(&mut *store, t("2026-03-04T03:00:00Z"), &opts()).unwrap();
     assert_eq!(next.nights[0].active, 0);
     assert_eq!(rows(&store), after_first);
     // The chain still verifies with the digest in it.
-    let chain = tm_store::verify(&store, &s, None).unwrap();
+    let chain = tm_store::verify(&*store, &s, None).unwrap();
     assert_eq!(chain.state, tm_model::episodes::ChainState::Intact);
 }
 
@@ -165,7 +159,7 @@ fn a_day_is_consolidated_once_and_a_second_run_is_a_no_op() {
 fn a_belief_untouched_45_days_decays_by_exactly_15_percent_and_the_next_check_clears_the_flag() {
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             check("c1", "2026-03-02T09:00:00Z", "osmosis", "right", None),
@@ -177,17 +171,17 @@ fn a_belief_untouched_45_days_decays_by_exactly_15_percent_and_the_next_check_cl
     assert_eq!(before.len(), 1);
     // 44 days later, with activity: nothing decays yet.
     import(
-        &mut store,
+        &mut *store,
         &[learner("q1", "2026-04-14T10:00:00Z", "hello again")],
     );
-    let r = run(&mut store, t("2026-04-15T03:00:00Z"), &opts()).unwrap();
+    let r = run(&mut *store, t("2026-04-15T03:00:00Z"), &opts()).unwrap();
     assert!(r.nights[0].subjects[0].decayed.is_empty(), "{r:?}");
     // 49 days after the osmosis check (31 after diffusion): osmosis decays, diffusion not.
     import(
-        &mut store,
+        &mut *store,
         &[learner("q2", "2026-04-20T10:00:00Z", "and now?")],
     );
-    let r = run(&mut store, t("2026-04-21T03:00:00Z"), &opts()).unwrap();
+    let r = run(&mut *store, t("2026-04-21T03:00:00Z"), &opts()).unwrap();
     assert_eq!(r.nights[0].subjects[0].decayed, vec!["Osmosis"]);
     let history = store.belief_history(&s, "osmosis").unwrap();
     assert_eq!(history.len(), 2, "history kept: {history:?}");
@@ -205,7 +199,7 @@ fn a_belief_untouched_45_days_decays_by_exactly_15_percent_and_the_next_check_cl
     assert_eq!(new.reason, "decayed");
     assert_eq!(new.created_at, t("2026-04-21T03:00:00Z"));
     assert_eq!(store.belief_history(&s, "diffusion").unwrap().len(), 1);
-    let model = tm_brain::nightly::self_model(&store, &s).unwrap().unwrap();
+    let model = tm_brain::nightly::self_model(&*store, &s).unwrap().unwrap();
     assert_eq!(model.flagged, 1);
     assert!(
         model.how_to_use.contains("awaits reconfirmation"),
@@ -215,7 +209,7 @@ fn a_belief_untouched_45_days_decays_by_exactly_15_percent_and_the_next_check_cl
 
     // The next check on osmosis clears the flag.
     import(
-        &mut store,
+        &mut *store,
         &[check(
             "c3",
             "2026-04-22T09:00:00Z",
@@ -246,10 +240,10 @@ fn calibration_is_claimed_only_from_five_predicted_checks() {
             Some(0.95),
         ));
     }
-    import(&mut store, &events);
-    run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
+    import(&mut *store, &events);
+    run(&mut *store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
     let s = subject(&store);
-    let model = tm_brain::nightly::self_model(&store, &s).unwrap().unwrap();
+    let model = tm_brain::nightly::self_model(&*store, &s).unwrap().unwrap();
     assert_eq!(model.calibration.n, 4);
     assert!(!model.calibrated);
     assert!(
@@ -259,7 +253,7 @@ fn calibration_is_claimed_only_from_five_predicted_checks() {
     );
 
     import(
-        &mut store,
+        &mut *store,
         &[check(
             "c9",
             "2026-03-03T09:00:00Z",
@@ -268,9 +262,9 @@ fn calibration_is_claimed_only_from_five_predicted_checks() {
             Some(0.95),
         )],
     );
-    let r = run(&mut store, t("2026-03-04T00:00:00Z"), &opts()).unwrap();
+    let r = run(&mut *store, t("2026-03-04T00:00:00Z"), &opts()).unwrap();
     assert_eq!(r.nights[0].subjects[0].calibration, "calibrated");
-    let model = tm_brain::nightly::self_model(&store, &s).unwrap().unwrap();
+    let model = tm_brain::nightly::self_model(&*store, &s).unwrap().unwrap();
     assert_eq!(model.calibration.n, 5);
     assert!(model.calibrated);
     assert!((model.calibration.ece.unwrap() - 0.05).abs() < 1e-9);
@@ -285,7 +279,7 @@ fn calibration_is_claimed_only_from_five_predicted_checks() {
 fn replacing_or_removing_a_cited_file_is_reported_as_changed_and_a_check_is_unverifiable() {
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             r##"{"type":"file","at":"2026-03-01T08:00:00Z","name":"extra.md","content":"# Cytoplasm\n**Cytoplasm** is the gel inside the cell."}"##.into(),
@@ -295,20 +289,20 @@ fn replacing_or_removing_a_cited_file_is_reported_as_changed_and_a_check_is_unve
             check("c1", "2026-03-02T09:05:00Z", "osmosis", "right", None),
         ],
     );
-    run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
+    run(&mut *store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
     assert_eq!(citation(&store, "a1"), "holds");
     assert_eq!(citation(&store, "a2"), "holds");
     assert_eq!(citation(&store, "c1"), "unverifiable");
     assert_eq!(citation(&store, "q1"), "unverifiable");
 
     import(
-        &mut store,
+        &mut *store,
         &[
             r##"{"type":"file","at":"2026-03-05T08:00:00Z","name":"notes.md","content":"# Osmosis\n**Osmosis** is water crossing a membrane, revised."}"##.into(),
             r#"{"type":"file_removed","at":"2026-03-05T08:10:00Z","name":"extra.md"}"#.into(),
         ],
     );
-    let r = run(&mut store, t("2026-03-06T00:00:00Z"), &opts()).unwrap();
+    let r = run(&mut *store, t("2026-03-06T00:00:00Z"), &opts()).unwrap();
     assert_eq!(citation(&store, "a1"), "changed: replaced by notes.md v2");
     assert_eq!(citation(&store, "a2"), "changed: removed");
     // A check cites no file: unverifiable, never "holds", night after night.
@@ -327,12 +321,12 @@ fn replacing_or_removing_a_cited_file_is_reported_as_changed_and_a_check_is_unve
     assert_eq!(store.citation_checks(&s, "changed").unwrap().len(), 2);
     // The episodes themselves are untouched: the chain verifies.
     assert_eq!(
-        tm_store::verify(&store, &s, None).unwrap().state,
+        tm_store::verify(&*store, &s, None).unwrap().state,
         tm_model::episodes::ChainState::Intact
     );
 }
 
-fn eleven_answers_then_removal(store: &mut Store) {
+fn eleven_answers_then_removal(store: &mut dyn tm_store::Store) {
     let mut events = vec![NOTES_V1.to_string()];
     for i in 0..11 {
         events.push(tutor(
@@ -349,8 +343,8 @@ fn eleven_answers_then_removal(store: &mut Store) {
 #[test]
 fn eleven_stale_citations_are_all_flagged_in_one_night_with_the_default_batch() {
     let mut store = common::memory();
-    eleven_answers_then_removal(&mut store);
-    let r = run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
+    eleven_answers_then_removal(&mut *store);
+    let r = run(&mut *store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
     let stale: Vec<_> = r.nights[0].subjects[0]
         .citations
         .iter()
@@ -360,7 +354,7 @@ fn eleven_stale_citations_are_all_flagged_in_one_night_with_the_default_batch() 
     for i in 0..11 {
         assert_eq!(citation(&store, &format!("a{i}")), "changed: removed");
     }
-    let model = tm_brain::nightly::self_model(&store, &subject(&store))
+    let model = tm_brain::nightly::self_model(&*store, &subject(&store))
         .unwrap()
         .unwrap();
     assert_eq!(model.stale_citations, 11);
@@ -370,7 +364,7 @@ fn eleven_stale_citations_are_all_flagged_in_one_night_with_the_default_batch() 
 #[test]
 fn a_small_batch_reaches_every_citation_over_successive_nights_never_checked_first() {
     let mut store = common::memory();
-    eleven_answers_then_removal(&mut store);
+    eleven_answers_then_removal(&mut *store);
     let small = NightlyOptions {
         batch: 4,
         since: None,
@@ -381,14 +375,14 @@ fn a_small_batch_reaches_every_citation_over_successive_nights_never_checked_fir
     let mut stale = Vec::new();
     for day in 3..7 {
         import(
-            &mut store,
+            &mut *store,
             &[learner(
                 &format!("m{day}"),
                 &format!("2026-03-0{}T10:00:00Z", day - 1),
                 "hi",
             )],
         );
-        run(&mut store, t(&format!("2026-03-0{day}T00:00:00Z")), &small).unwrap();
+        run(&mut *store, t(&format!("2026-03-0{day}T00:00:00Z")), &small).unwrap();
         stale.push(store.citation_checks(&s, "changed").unwrap().len());
     }
     // The answers were never checked, so they come before the later messages.
@@ -399,7 +393,7 @@ fn a_small_batch_reaches_every_citation_over_successive_nights_never_checked_fir
 fn since_catches_up_missed_nights_in_day_order() {
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             learner("q1", "2026-03-02T09:00:00Z", "What is osmosis?"),
@@ -407,7 +401,7 @@ fn since_catches_up_missed_nights_in_day_order() {
         ],
     );
     let r = run(
-        &mut store,
+        &mut *store,
         t("2026-03-05T00:00:00Z"),
         &NightlyOptions {
             batch: 200,
@@ -441,7 +435,7 @@ fn since_catches_up_missed_nights_in_day_order() {
     assert!(d1.seq < d2.seq, "nights ran in day order");
     assert!(
         run(
-            &mut store,
+            &mut *store,
             t("2026-03-01T00:00:00Z"),
             &NightlyOptions {
                 batch: 200,
@@ -459,7 +453,7 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
     use tm_brain::recall::Recaller;
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             check(
@@ -474,13 +468,13 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
     let recaller = Recaller::new(Arc::new(tm_embed::HashEmbedder::new()));
     let s = subject(&store);
     let request = |at: &str| BlockRequest::new("What is osmosis?", t(at), chrono_tz::UTC, 1200);
-    let before = build(&store, &recaller, &s, &request("2026-03-02T20:00:00Z")).unwrap();
+    let before = build(&*store, &recaller, &s, &request("2026-03-02T20:00:00Z")).unwrap();
     assert!(!before.block.contains("Confidence is untested"));
 
-    run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
-    let ws = tm_brain::nightly::fresh_working_set(&store, &s).unwrap();
+    run(&mut *store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
+    let ws = tm_brain::nightly::fresh_working_set(&*store, &s).unwrap();
     assert!(ws.is_some(), "a night leaves a fresh working set");
-    let after = build(&store, &recaller, &s, &request("2026-03-03T08:00:00Z")).unwrap();
+    let after = build(&*store, &recaller, &s, &request("2026-03-03T08:00:00Z")).unwrap();
     assert!(
         after
             .block
@@ -498,7 +492,7 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
 
     // A check after the night: the set is stale, the block counts afresh.
     import(
-        &mut store,
+        &mut *store,
         &[check(
             "c2",
             "2026-03-03T09:00:00Z",
@@ -508,11 +502,11 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
         )],
     );
     assert!(
-        tm_brain::nightly::fresh_working_set(&store, &s)
+        tm_brain::nightly::fresh_working_set(&*store, &s)
             .unwrap()
             .is_none()
     );
-    let later = build(&store, &recaller, &s, &request("2026-03-03T10:00:00Z")).unwrap();
+    let later = build(&*store, &recaller, &s, &request("2026-03-03T10:00:00Z")).unwrap();
     assert!(
         later.block.contains("2 checks are recorded, but none"),
         "{}",
@@ -524,7 +518,7 @@ fn the_block_takes_its_usage_note_from_the_self_model_and_never_trusts_a_stale_w
 fn a_failure_half_way_through_a_subject_leaves_none_of_its_night_written() {
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             NOTES_V1.into(),
             learner("q1", "2026-03-02T09:00:00Z", "What is osmosis?"),
@@ -534,22 +528,21 @@ fn a_failure_half_way_through_a_subject_leaves_none_of_its_night_written() {
     // A belief no rule could have written (negative posterior): decay, step 2,
     // fails after the consolidation (step 1) was appended in the same transaction.
     store
-        .raw_connection()
-        .execute(
+        .raw_execute(&format!(
             "INSERT INTO beliefs (subject_id, about, concept, unmapped, claim, confidence, alpha, beta, support,
                                   created_at, reason, flagged)
-             VALUES (?1, 'osmosis', 'Osmosis', 0, 'understands', 0.9, -1.0, 1.0, '[]', 0, 'test', 0)",
-            [s.id],
-        )
+             VALUES ({}, 'osmosis', 'Osmosis', FALSE, 'understands', 0.9, -1.0, 1.0, '[]', 0, 'test', FALSE)",
+            s.id
+        ))
         .unwrap();
     // Another learner, active the same day, is not held back by it.
     let mut text = String::from(r#"{"type":"subject","learner":"ben","subject":"cells"}"#);
     text.push('\n');
     text.push_str(&learner("b1", "2026-03-02T10:00:00Z", "Hello"));
-    common::import(&mut store, &text).unwrap();
-    let ben = common::subject(&store, "ben/cells");
+    common::import(&mut *store, &text).unwrap();
+    let ben = common::subject(&*store, "ben/cells");
     let before = rows(&store);
-    let r = run(&mut store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
+    let r = run(&mut *store, t("2026-03-03T00:00:00Z"), &opts()).unwrap();
     assert_eq!(r.failures(), 1);
     assert_eq!(r.nights[0].failed[0].subject, "ana/cells");
     assert!(

@@ -16,31 +16,31 @@ const HISTORY: &str = r####"{"type":"subject","learner":"ana","subject":"bio","t
 #[test]
 fn retrieval_quotes_current_files_with_page_and_line() {
     let mut store = common::memory();
-    common::import(&mut store, HISTORY).unwrap();
-    let subject = common::subject(&store, "ana/bio");
+    common::import(&mut *store, HISTORY).unwrap();
+    let subject = common::subject(&*store, "ana/bio");
     let e = HashEmbedder::new();
     // The record path embedded every passage of the versions it stored:
     // nothing is left for a catch-up.
     assert_eq!(
-        embed_missing(&mut store, &e, &subject, &mut |_| {}).unwrap(),
+        embed_missing(&mut *store, &e, &subject, &mut |_| {}).unwrap(),
         0
     );
 
-    let got = passages(&store, &e, &subject, "What do ribosomes build?", 3).unwrap();
+    let got = passages(&*store, &e, &subject, "What do ribosomes build?", 3).unwrap();
     assert_eq!(got[0].file, "cells.md");
     assert!(got[0].text.contains("messenger RNA"), "{got:?}");
     assert_eq!((got[0].page, got[0].line), (1, 3));
     // The replaced version and the removed file are not the material any more.
-    let osmosis = passages(&store, &e, &subject, "osmosis water", 5).unwrap();
+    let osmosis = passages(&*store, &e, &subject, "osmosis water", 5).unwrap();
     assert!(
         osmosis.iter().all(|p| !p.text.contains("Osmosis")),
         "{osmosis:?}"
     );
-    let photo = passages(&store, &e, &subject, "photosynthesis chloroplast", 5).unwrap();
+    let photo = passages(&*store, &e, &subject, "photosynthesis chloroplast", 5).unwrap();
     assert!(
         photo.iter().all(|p| !p.text.contains("chloroplast")),
         "{photo:?}"
     );
-    let atp = passages(&store, &e, &subject, "Where does ATP come from?", 1).unwrap();
+    let atp = passages(&*store, &e, &subject, "Where does ATP come from?", 1).unwrap();
     assert!(atp[0].text.contains("Mitochondria"), "{atp:?}");
 }

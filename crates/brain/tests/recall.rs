@@ -9,8 +9,8 @@ use std::sync::Arc;
 use tm_brain::recall::{RecallQuery, RecallResult, Recaller};
 use tm_embed::HashEmbedder;
 use tm_model::subject::SubjectKey;
-use tm_store::Reader;
-use tm_store::sqlite::SqliteStore as Store;
+
+use common::TestStore as Store;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
@@ -26,7 +26,7 @@ fn subject_with(events: &[String]) -> (Store, Recaller) {
         text.push_str(e);
     }
     // Recorded and embedded with the hashing embedder the recaller reads with.
-    common::import(&mut store, &text).unwrap();
+    common::import(&mut *store, &text).unwrap();
     (store, Recaller::new(Arc::new(HashEmbedder::new())))
 }
 
@@ -43,7 +43,12 @@ fn tutor(id: &str, at: DateTime<Utc>, text: &str) -> String {
     serde_json::json!({"id": id, "type": "tutor", "at": at.to_rfc3339(), "text": text}).to_string()
 }
 
-fn ask(store: &Store, r: &Recaller, question: &str, at: DateTime<Utc>) -> RecallResult {
+fn ask(
+    store: &dyn tm_store::Store,
+    r: &Recaller,
+    question: &str,
+    at: DateTime<Utc>,
+) -> RecallResult {
     let subject = tm_store::require_subject(store, &key()).unwrap();
     r.recall(
         store,
@@ -95,7 +100,7 @@ fn a_relevant_march_memory_beats_500_newer_irrelevant_ones() {
     }
     let (store, r) = subject_with(&events);
     let res = ask(
-        &store,
+        &*store,
         &r,
         "Remind me how the sodium-potassium pump works",
         t("2026-09-20T10:00:00Z"),
@@ -129,7 +134,7 @@ fn nine_identical_questions_come_back_once_with_their_count() {
         ));
     }
     let (store, r) = subject_with(&events);
-    let res = ask(&store, &r, "what is a cell", t("2026-07-01T09:00:00Z"));
+    let res = ask(&*store, &r, "what is a cell", t("2026-07-01T09:00:00Z"));
     let cells: Vec<_> = res
         .ranked
         .iter()
@@ -185,7 +190,7 @@ fn a_month_question_recalls_that_month_only_in_many_languages() {
         "Apa yang kita pelajari pada bulan Juli?",
         "ماذا درسنا في يوليو؟",
     ] {
-        let res = ask(&store, &r, q, at);
+        let res = ask(&*store, &r, q, at);
         let w = res
             .window
             .as_ref()
@@ -214,7 +219,7 @@ fn an_empty_month_is_reported_empty_in_many_languages() {
         "Apa yang kita pelajari pada bulan Juni?",
         "ماذا درسنا في يونيو؟",
     ] {
-        let res = ask(&store, &r, q, at);
+        let res = ask(&*store, &r, q, at);
         let w = res
             .window
             .as_ref()
@@ -231,7 +236,7 @@ fn an_empty_month_is_reported_empty_in_many_languages() {
 fn a_topic_inside_a_month_is_gated_within_the_month() {
     let (store, r) = year_of_work();
     let res = ask(
-        &store,
+        &*store,
         &r,
         "What did we say about osmosis in April?",
         t("2026-11-29T10:00:00Z"),
@@ -245,7 +250,7 @@ fn a_topic_inside_a_month_is_gated_within_the_month() {
 #[test]
 fn no_question_means_recency() {
     let (store, r) = year_of_work();
-    let res = ask(&store, &r, "", t("2026-11-29T10:00:00Z"));
+    let res = ask(&*store, &r, "", t("2026-11-29T10:00:00Z"));
     assert_eq!(res.basis, "no_question");
     assert_eq!(ids(&res)[0], "narration", "the newest first");
 }
@@ -267,7 +272,7 @@ impl tm_embed::Embedder for Renamed {
 #[test]
 fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
     let (mut store, _) = year_of_work();
-    let subject = tm_store::require_subject(&store, &key()).unwrap();
+    let subject = tm_store::require_subject(&*store, &key()).unwrap();
     let total = store.episode_count(&subject).unwrap() as usize;
     assert_eq!(
         store.vector_models(&subject).unwrap(),
@@ -283,7 +288,7 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
     );
     assert_eq!(
         other
-            .embed_missing(&mut store, &subject, &mut |_, _| {})
+            .embed_missing(&mut *store, &subject, &mut |_, _| {})
             .unwrap(),
         total
     );
@@ -293,7 +298,7 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
     );
     assert_eq!(
         other
-            .embed_missing(&mut store, &subject, &mut |_, _| {})
+            .embed_missing(&mut *store, &subject, &mut |_, _| {})
             .unwrap(),
         0,
         "nothing left to do"

@@ -1,10 +1,10 @@
 //! The subject report: what a teacher reads, as text (snapshot) and JSON.
 
 use chrono::{DateTime, Utc};
+use common::TestStore as Store;
 use expect_test::expect;
 use tm_brain::nightly::{NightlyOptions, run};
-use tm_store::sqlite::SqliteStore as Store;
-use tm_store::{Reader, StoreExt};
+use tm_store::StoreExt;
 
 mod common;
 
@@ -12,7 +12,7 @@ fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)
 }
 
-fn import(store: &mut Store, events: &[serde_json::Value]) {
+fn import(store: &mut dyn tm_store::Store, events: &[serde_json::Value]) {
     let mut text = String::from(
         r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#,
     );
@@ -27,7 +27,7 @@ fn sample() -> Store {
     use serde_json::json;
     let mut store = common::memory();
     import(
-        &mut store,
+        &mut *store,
         &[
             json!({"type":"file","at":"2026-03-01T08:00:00Z","name":"notes.md",
                    "content":"# Osmosis\n**Osmosis** is the diffusion of water across a membrane.\n\n# Diffusion\n**Diffusion** is the spreading of particles."}),
@@ -42,7 +42,7 @@ fn sample() -> Store {
                    "content":"# Osmosis\n**Osmosis** is water moving across a membrane, revised."}),
         ],
     );
-    let subject = common::subject(&store, "ana/cells");
+    let subject = common::subject(&*store, "ana/cells");
     let a2 = store
         .episode_by_external_id(&subject, "a2")
         .unwrap()
@@ -76,16 +76,16 @@ fn sample() -> Store {
         })
         .unwrap();
     let opts = NightlyOptions::default();
-    run(&mut store, t("2026-03-03T00:00:00Z"), &opts).unwrap();
-    run(&mut store, t("2026-04-12T00:00:00Z"), &opts).unwrap();
+    run(&mut *store, t("2026-03-03T00:00:00Z"), &opts).unwrap();
+    run(&mut *store, t("2026-04-12T00:00:00Z"), &opts).unwrap();
     store
 }
 
 #[test]
 fn the_report_reads_as_a_teacher_needs_it() {
     let store = sample();
-    let subject = common::subject(&store, "ana/cells");
-    let report = tm_brain::report::build(&store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
+    let subject = common::subject(&*store, "ana/cells");
+    let report = tm_brain::report::build(&*store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
     let text = tm_model::nightly::render_text(&report);
     expect![[r#"
         Subject report — Cells (ana/cells, 2026-04-12 00:00 UTC)
@@ -129,8 +129,8 @@ fn the_report_reads_as_a_teacher_needs_it() {
 #[test]
 fn the_report_as_json_keeps_every_section() {
     let store = sample();
-    let subject = common::subject(&store, "ana/cells");
-    let report = tm_brain::report::build(&store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
+    let subject = common::subject(&*store, "ana/cells");
+    let report = tm_brain::report::build(&*store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
     let json = serde_json::to_value(&report).unwrap();
     for key in [
         "readiness",

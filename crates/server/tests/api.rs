@@ -20,34 +20,41 @@ struct Harness {
     b: String,
     /// An admin key (tenant "ops").
     admin: String,
+    _db: tm_store::postgres::cluster::TestLocation,
     _dir: tempfile::TempDir,
 }
 
 fn harness_with(config: Config) -> Harness {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("t.db");
-    let mut brain = tm_brain::Brain::open(
-        &db.display().to_string(),
-        Arc::new(tm_embed::HashEmbedder::new()),
-    )
+    let db = tm_store::postgres::cluster::location(dir.path().join("t.db"));
+    let location = db.as_str().to_string();
+    // Brain work blocks (the PostgreSQL client runs its own runtime): off the
+    // test's async context, as the service runs it on the blocking pool.
+    let (brain, (a, b, admin)) = std::thread::spawn(move || {
+        let mut brain =
+            tm_brain::Brain::open(&location, Arc::new(tm_embed::HashEmbedder::new())).unwrap();
+        // The cap is not what these tests test, and a loaded CI machine must
+        // not drop a block they read.
+        brain.set_cap(std::time::Duration::from_secs(120));
+        let key = |tenant: &str, admin: bool| {
+            let k = auth::generate().unwrap();
+            brain
+                .add_api_key(tenant, &k.prefix, &k.sha256, admin, Utc::now())
+                .unwrap();
+            k.secret
+        };
+        let keys = (key("acme", false), key("blue", false), key("ops", true));
+        (brain, keys)
+    })
+    .join()
     .unwrap();
-    // The cap is not what these tests test, and a loaded CI machine must not
-    // drop a block they read.
-    brain.set_cap(std::time::Duration::from_secs(120));
-    let key = |tenant: &str, admin: bool| {
-        let k = auth::generate().unwrap();
-        brain
-            .add_api_key(tenant, &k.prefix, &k.sha256, admin, Utc::now())
-            .unwrap();
-        k.secret
-    };
-    let (a, b, admin) = (key("acme", false), key("blue", false), key("ops", true));
     let state = AppState::new(Arc::new(brain), config).unwrap();
     Harness {
         app: app(state),
         a,
         b,
         admin,
+        _db: db,
         _dir: dir,
     }
 }

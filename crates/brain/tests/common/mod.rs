@@ -1,5 +1,7 @@
-//! What the brain's tests share: a store in memory, the hashing embedder and
-//! the offline extractor (deterministic, no model), imports of history text.
+//! What the brain's tests share: a fresh store (SQLite in memory, or a fresh
+//! PostgreSQL database with `TUTOR_MEMORY_TEST_ENGINE=postgres`), the hashing
+//! embedder and the offline extractor (deterministic, no model), imports of
+//! history text.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
@@ -8,6 +10,8 @@ use tm_brain::record::{Indexing, Recorded};
 use tm_embed::HashEmbedder;
 use tm_ingest::extract::OfflineExtractor;
 use tm_model::subject::{Subject, SubjectKey};
+use tm_store::postgres::PgStore;
+use tm_store::postgres::cluster::{self, TestLocation};
 use tm_store::sqlite::SqliteStore;
 use tm_store::{Reader, Store};
 
@@ -22,9 +26,72 @@ pub fn ix() -> Indexing<'static> {
     }
 }
 
-/// A fresh in-memory store.
-pub fn memory() -> SqliteStore {
-    SqliteStore::open_in_memory().unwrap()
+/// A fresh store of the engine under test, and what keeps it alive.
+pub enum TestStore {
+    Sqlite(SqliteStore),
+    Postgres(Box<PgStore>, TestLocation),
+}
+
+impl std::ops::Deref for TestStore {
+    type Target = dyn Store;
+    fn deref(&self) -> &(dyn Store + 'static) {
+        match self {
+            TestStore::Sqlite(s) => s,
+            TestStore::Postgres(s, _) => &**s,
+        }
+    }
+}
+
+impl std::ops::DerefMut for TestStore {
+    fn deref_mut(&mut self) -> &mut (dyn Store + 'static) {
+        match self {
+            TestStore::Sqlite(s) => s,
+            TestStore::Postgres(s, _) => &mut **s,
+        }
+    }
+}
+
+impl TestStore {
+    /// Runs SQL behind the interface's back, as an attacker (or a bug)
+    /// would: the database's own refusal is what comes back.
+    pub fn raw_execute(&self, sql: &str) -> Result<u64, String> {
+        match self {
+            TestStore::Sqlite(s) => s
+                .raw_connection()
+                .execute(sql, [])
+                .map(|n| n as u64)
+                .map_err(|e| e.to_string()),
+            TestStore::Postgres(s, _) => s
+                .raw_client()
+                .execute(sql, &[])
+                .map_err(|e| tm_store::Error::from(e).to_string()),
+        }
+    }
+
+    /// How many rows the table holds.
+    pub fn count_rows(&self, table: &str) -> i64 {
+        let sql = format!("SELECT COUNT(*) FROM {table}");
+        match self {
+            TestStore::Sqlite(s) => s
+                .raw_connection()
+                .query_row(&sql, [], |r| r.get(0))
+                .unwrap(),
+            TestStore::Postgres(s, _) => s.raw_client().query_one(&sql, &[]).unwrap().get(0),
+        }
+    }
+}
+
+/// A fresh store: SQLite in memory, or with `TUTOR_MEMORY_TEST_ENGINE=postgres`
+/// a fresh PostgreSQL database.
+pub fn memory() -> TestStore {
+    if cluster::postgres_requested() {
+        let place = cluster::location(":memory:");
+        let engine = tm_store::postgres::PgEngine::open(place.as_str()).unwrap();
+        let store = engine.connect_pg().unwrap();
+        TestStore::Postgres(Box::new(store), place)
+    } else {
+        TestStore::Sqlite(SqliteStore::open_in_memory().unwrap())
+    }
 }
 
 /// Imports history text (file paths relative to the working directory).
@@ -56,4 +123,10 @@ pub fn sample_history() -> PathBuf {
 /// The stored subject named `key`.
 pub fn subject(store: &dyn Reader, key: &str) -> Subject {
     tm_store::require_subject(store, &SubjectKey::parse(key).unwrap()).unwrap()
+}
+
+/// A fresh SQLite store in memory whatever the engine under test (property
+/// tests of what is built from a store, run many times over).
+pub fn sqlite_memory() -> SqliteStore {
+    SqliteStore::open_in_memory().unwrap()
 }
