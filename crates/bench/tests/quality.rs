@@ -14,7 +14,7 @@ fn run_over(
     let hs = tm_bench::generate::generate(sources, count, seed).unwrap();
     let files = tm_bench::generate::write_all(&hs, &dir.path().join("h")).unwrap();
     let brain = tm_bench::programs::brain(
-        &dir.path().join("q.db"),
+        dir.path().join("q.db").to_str().unwrap(),
         Arc::new(tm_embed::HashEmbedder::new()),
     )
     .unwrap();

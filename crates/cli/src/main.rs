@@ -7,6 +7,7 @@ mod chain;
 mod demo;
 mod keys;
 mod memory;
+mod migrate;
 mod nightly;
 mod print;
 mod serve;
@@ -34,7 +35,8 @@ struct Cli {
 /// read files into concepts.
 #[derive(clap::Args, Clone)]
 pub struct Global {
-    /// The database file (created when missing).
+    /// The store: a SQLite file (created when missing) or a PostgreSQL URL
+    /// (`postgres://user:pass@host/db`, migrated on open).
     #[arg(long, global = true, env = "TUTOR_MEMORY_DB", default_value = tm_store::DEFAULT_DB)]
     pub db: String,
     /// The embedder: minilm (in-process all-MiniLM-L6-v2, the default; falls
@@ -107,6 +109,9 @@ enum Command {
         #[command(subcommand)]
         what: keys::KeysCommand,
     },
+    /// Copy a SQLite store into an empty PostgreSQL database (ids, hashes and
+    /// chains as they are; every chain verified on arrival).
+    Migrate(migrate::MigrateArgs),
     /// Measure throughput and quality (figures for BENCHMARKS.md).
     Bench {
         #[command(subcommand)]
@@ -146,6 +151,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Serve(a) => serve::run(brain(g)?, a),
         Command::Mcp => serve::mcp(brain(g)?),
         Command::Keys { what } => keys::run(&brain(g)?, what),
+        Command::Migrate(a) => migrate::run(a),
         Command::Bench { what } => bench::run(what),
     }
 }

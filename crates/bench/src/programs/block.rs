@@ -21,16 +21,28 @@ pub struct Options {
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,
+    /// A scratch PostgreSQL database to run on instead (`postgres://…/…bench…`,
+    /// wiped first); without it, a temporary SQLite file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub pg: Option<String>,
 }
 
 pub fn run(o: &Options) -> Result<()> {
     let turns = o.turns.max(1);
     let e = embedder(&o.embedder, o.model_dir.as_deref())?;
     println!("machine: {}", machine());
+    println!(
+        "engine: {}",
+        if o.pg.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        }
+    );
     println!("embedder: {}", e.name());
     println!("| episodes | turns | p50 | p90 | p95 | p99 | max | tokens (mean) |");
     println!("|---|---|---|---|---|---|---|---|");
-    each_size(&o.episodes, &e, |n, brain, subject, at| {
+    each_size(&o.episodes, o.pg.as_deref(), &e, |n, brain, subject, at| {
         let req = |q: &str| brain.block_request(subject, q, at, None);
         brain.build_block(subject, &req(QUESTIONS[0]))?;
         let mut times = Vec::with_capacity(turns);

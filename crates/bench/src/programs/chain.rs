@@ -1,5 +1,5 @@
-//! `bench chain`: append and verify throughput of the episode log on the
-//! SQLite engine (no embedding): the store itself, not the brain.
+//! `bench chain`: append and verify throughput of the episode log (no
+//! embedding) on either engine: the store itself, not the brain.
 
 use super::machine;
 use anyhow::{Context, Result};
@@ -18,14 +18,16 @@ pub struct Options {
     /// Episodes per transaction.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 10_000))]
     pub batch: usize,
+    /// A scratch PostgreSQL database to run on instead (`postgres://…/…bench…`,
+    /// wiped first); without it, a temporary SQLite file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub pg: Option<String>,
 }
 
 pub fn run(o: &Options) -> Result<()> {
     let (n, batch) = (o.episodes, o.batch.max(1));
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("bench.db");
-    let mut store =
-        tm_store::sqlite::SqliteStore::open(&path).context("opening the bench store")?;
+    let scratch = super::Scratch::new(o.pg.as_deref(), "bench.db")?;
+    let mut store = scratch.store().context("opening the bench store")?;
     let key = SubjectKey::parse("bench/chain")?;
     let start_at = Utc
         .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
@@ -48,8 +50,9 @@ pub fn run(o: &Options) -> Result<()> {
     };
     println!("machine: {}", machine());
     println!(
-        "appending {n} episodes in transactions of {batch} to {}",
-        path.display()
+        "appending {n} episodes in transactions of {batch} to {} ({})",
+        scratch.location,
+        scratch.engine()
     );
     let t = Instant::now();
     let mut done = 0;
@@ -70,7 +73,7 @@ pub fn run(o: &Options) -> Result<()> {
         n as f64 / append.as_secs_f64()
     );
     let t = Instant::now();
-    let report = tm_store::verify(&store, &subject, None)?;
+    let report = tm_store::verify(&*store, &subject, None)?;
     let verify = t.elapsed();
     println!(
         "verify: {} episodes in {:.2} s = {:.0} episodes/s ({:?})",

@@ -30,6 +30,15 @@ pub struct Options {
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,
+    /// A scratch PostgreSQL database to serve from (`postgres://…/…bench…`,
+    /// wiped first); without it, a temporary SQLite file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub pg: Option<String>,
+    /// Service processes sharing the store (`tutor-memory serve`, each its
+    /// own process; the clients take turns between them). 1: one server in
+    /// this process.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1))]
+    pub servers: usize,
 }
 
 const TOPICS: &[&str] = &[
@@ -121,49 +130,57 @@ fn generate(store: &mut dyn Store, n: usize) -> Result<(Subject, chrono::DateTim
 }
 
 pub fn run(args: &Options) -> Result<()> {
-    let dir = tempfile::tempdir()?;
-    let db = dir.path().join("load.db");
+    let scratch = super::Scratch::new(args.pg.as_deref(), "load.db")?;
     let embedder = super::embedder(&args.embedder, args.model_dir.as_deref())?;
     eprintln!("generating {} episodes…", args.episodes);
     let (subject, at) = {
-        let mut store = tm_store::sqlite::SqliteStore::open(&db)?;
-        generate(&mut store, args.episodes)?
+        let mut store = scratch.store()?;
+        generate(&mut *store, args.episodes)?
     };
-    let brain = super::brain(&db, embedder)?;
+    let brain = super::brain(&scratch.location, embedder)?;
     let bar = super::progress::bar("embedding [{bar:40}] {pos}/{len} episodes");
     let embedded = brain.reembed(&subject, &mut |d, n| super::progress::advance(&bar, d, n))?;
     bar.finish_and_clear();
+    scratch.settle()?;
     let key = tm_server::auth::generate().context("randomness")?;
     brain.add_api_key("load", &key.prefix, &key.sha256, false, Utc::now())?;
     brain.assign_learner("load", "load", Utc::now())?;
     let embedder_name = brain.embedder_name()?;
-    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default())
-        .map_err(anyhow::Error::msg)?;
-    let runtime = tokio::runtime::Runtime::new()?;
-    let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
-    let addr = listener.local_addr()?;
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(tm_server::serve(listener, state, async {
-        let _ = stop_rx.await;
-    }));
-
-    let url = format!("http://{addr}/v1/subjects/load/cells/block");
+    let servers = Servers::start(args, brain, &scratch.location)?;
+    let urls: Vec<String> = servers
+        .addrs
+        .iter()
+        .map(|a| format!("http://{a}/v1/subjects/load/cells/block"))
+        .collect();
     let auth = format!("Bearer {}", key.secret);
-    // Warm-up: the first block loads the subject's vectors into memory.
+    // Warm-up: each server's first blocks load the subject's vectors.
     let agent = new_agent();
-    for q in QUESTIONS {
-        post(&agent, &url, &auth, q, at).map_err(anyhow::Error::msg)?;
+    for url in &urls {
+        for q in QUESTIONS {
+            post(&agent, url, &auth, q, at).map_err(anyhow::Error::msg)?;
+        }
     }
     println!("machine: {}", super::machine());
     println!(
-        "subject: {} episodes ({embedded} embedded with {embedder_name}); {} clients for {} s on http://{addr}",
-        args.episodes, args.clients, args.seconds
+        "subject: {} episodes ({embedded} embedded with {embedder_name}) in {}; {} clients for {} s on {} server{} ({})",
+        args.episodes,
+        scratch.engine(),
+        args.clients,
+        args.seconds,
+        urls.len(),
+        if urls.len() == 1 {
+            ""
+        } else {
+            "s, each its own process"
+        },
+        servers.addrs.join(", ")
     );
     let running = Arc::new(AtomicBool::new(true));
     let started = Instant::now();
     let workers: Vec<_> = (0..args.clients.max(1))
         .map(|c| {
-            let (url, auth, running) = (url.clone(), auth.clone(), running.clone());
+            let url = urls[c % urls.len()].clone();
+            let (auth, running) = (auth.clone(), running.clone());
             std::thread::spawn(move || {
                 let agent = new_agent();
                 let mut lat = Vec::new();
@@ -198,8 +215,7 @@ pub fn run(args: &Options) -> Result<()> {
         dropped += d;
     }
     let elapsed = started.elapsed().as_secs_f64();
-    let _ = stop_tx.send(());
-    runtime.block_on(server)??;
+    servers.stop()?;
     lat.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
@@ -207,11 +223,13 @@ pub fn run(args: &Options) -> Result<()> {
             .unwrap_or(f64::NAN)
     };
     println!(
-        "| clients | seconds | blocks | blocks/s | p50 ms | p90 ms | p99 ms | max ms | errors | dropped |"
+        "| engine | servers | clients | seconds | blocks | blocks/s | p50 ms | p90 ms | p99 ms | max ms | errors | dropped |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     println!(
-        "| {} | {:.0} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {errors} | {dropped} |",
+        "| {} | {} | {} | {:.0} | {} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} | {errors} | {dropped} |",
+        scratch.engine(),
+        urls.len(),
         args.clients,
         elapsed,
         lat.len(),
@@ -225,6 +243,100 @@ pub fn run(args: &Options) -> Result<()> {
         anyhow::bail!("{errors} requests failed");
     }
     Ok(())
+}
+
+/// The servers under load: one in this process, or several
+/// `tutor-memory serve` processes over the same store.
+struct Servers {
+    addrs: Vec<String>,
+    local: Option<(
+        tokio::runtime::Runtime,
+        tokio::sync::oneshot::Sender<()>,
+        tokio::task::JoinHandle<std::io::Result<()>>,
+    )>,
+    children: Vec<std::process::Child>,
+}
+
+impl Servers {
+    fn start(args: &Options, brain: tm_brain::Brain, location: &str) -> Result<Servers> {
+        if args.servers <= 1 {
+            let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default())
+                .map_err(anyhow::Error::msg)?;
+            let runtime = tokio::runtime::Runtime::new()?;
+            let listener = runtime.block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))?;
+            let addr = listener.local_addr()?.to_string();
+            let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+            let server = runtime.spawn(tm_server::serve(listener, state, async {
+                let _ = stop_rx.await;
+            }));
+            return Ok(Servers {
+                addrs: vec![addr],
+                local: Some((runtime, stop_tx, server)),
+                children: Vec::new(),
+            });
+        }
+        drop(brain);
+        // This program runs inside the `tutor-memory` binary: the servers are
+        // that binary's `serve`, over the same store.
+        let exe = std::env::current_exe()?;
+        let mut servers = Servers {
+            addrs: Vec::new(),
+            local: None,
+            children: Vec::new(),
+        };
+        for _ in 0..args.servers {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")?
+                .local_addr()?
+                .port();
+            let addr = format!("127.0.0.1:{port}");
+            let mut cmd = std::process::Command::new(&exe);
+            cmd.arg("--db")
+                .arg(location)
+                .arg("--embedder")
+                .arg(&args.embedder)
+                .args(["serve", "--addr", &addr])
+                .stdout(std::process::Stdio::null());
+            if let Some(dir) = &args.model_dir {
+                cmd.arg("--model-dir").arg(dir);
+            }
+            servers
+                .children
+                .push(cmd.spawn().context("starting a serve process")?);
+            servers.addrs.push(addr);
+        }
+        let agent = new_agent();
+        for addr in &servers.addrs {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while agent.get(format!("http://{addr}/healthz")).call().is_err() {
+                if Instant::now() > deadline {
+                    anyhow::bail!("the server on {addr} did not come up");
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        Ok(servers)
+    }
+
+    fn stop(mut self) -> Result<()> {
+        if let Some((runtime, stop, server)) = self.local.take() {
+            let _ = stop.send(());
+            runtime.block_on(server)??;
+        }
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Servers {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 fn new_agent() -> ureq::Agent {

@@ -46,7 +46,8 @@ pub fn run(o: &Options) -> Result<()> {
         .store
         .clone()
         .unwrap_or_else(|| dir.path().join("locomo.db"));
-    let brain = super::brain(&db, embedder).with_context(|| format!("opening {}", db.display()))?;
+    let brain = super::brain(&db.display().to_string(), embedder)
+        .with_context(|| format!("opening {}", db.display()))?;
     let t = Instant::now();
     let progress = bar("importing [{bar:40}] {pos}/{len} conversations");
     let subjects = crate::locomo::import(&brain, &convs, &mut |d, n| advance(&progress, d, n))?;

@@ -53,13 +53,87 @@ pub fn embedder(
     Ok(e.into())
 }
 
-/// A brain over a SQLite file with `embedder`.
-pub fn brain(db: &Path, embedder: Arc<dyn tm_embed::Embedder>) -> anyhow::Result<tm_brain::Brain> {
-    let engine = tm_store::sqlite::SqliteEngine::open(db)?;
+/// A brain over the store at `location` with `embedder`.
+pub fn brain(
+    location: &str,
+    embedder: Arc<dyn tm_embed::Embedder>,
+) -> anyhow::Result<tm_brain::Brain> {
     Ok(tm_brain::Brain::new(
-        Arc::new(engine),
+        tm_store::open(location)?,
         tm_brain::EmbedderSource::Ready(embedder),
     ))
+}
+
+/// Where a benchmark keeps its data: a SQLite file in a fresh temporary
+/// folder, or a scratch PostgreSQL database emptied for the run.
+pub struct Scratch {
+    pub location: String,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Scratch {
+    /// With `db` (a `postgres://` URL), that database wiped: every table of
+    /// its `public` schema dropped, so its name must say it is a scratch
+    /// database (contain `bench`); without, `file` in a new temporary folder.
+    pub fn new(db: Option<&str>, file: &str) -> anyhow::Result<Scratch> {
+        match db {
+            None => {
+                let dir = tempfile::tempdir()?;
+                Ok(Scratch {
+                    location: dir.path().join(file).display().to_string(),
+                    _dir: Some(dir),
+                })
+            }
+            Some(url) => {
+                if !tm_store::is_postgres(url) {
+                    anyhow::bail!(
+                        "--pg must be a postgres:// URL (without it, a temporary SQLite file)"
+                    );
+                }
+                let name = url
+                    .split('?')
+                    .next()
+                    .and_then(|u| u.rsplit('/').next())
+                    .unwrap_or("");
+                if !name.contains("bench") {
+                    anyhow::bail!(
+                        "refusing to wipe the database {name:?} for a benchmark: name a scratch database whose name contains \"bench\""
+                    );
+                }
+                let mut c = postgres::Client::connect(url, postgres::NoTls)?;
+                c.batch_execute("DROP SCHEMA IF EXISTS public CASCADE; CREATE SCHEMA public")?;
+                Ok(Scratch {
+                    location: url.to_string(),
+                    _dir: None,
+                })
+            }
+        }
+    }
+
+    /// The engine's name, for the figures.
+    pub fn engine(&self) -> &'static str {
+        if tm_store::is_postgres(&self.location) {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        }
+    }
+
+    /// After generating the data: on PostgreSQL, `VACUUM ANALYZE`, the state
+    /// autovacuum leaves a live database in (planner statistics, visibility
+    /// map); on SQLite nothing.
+    pub fn settle(&self) -> anyhow::Result<()> {
+        if tm_store::is_postgres(&self.location) {
+            let mut c = postgres::Client::connect(&self.location, postgres::NoTls)?;
+            c.batch_execute("VACUUM ANALYZE")?;
+        }
+        Ok(())
+    }
+
+    /// A connection to the (migrated) store.
+    pub fn store(&self) -> anyhow::Result<Box<dyn tm_store::Store>> {
+        Ok(tm_store::open(&self.location)?.connect()?)
+    }
 }
 
 /// The value at fraction `p` of sorted figures (nearest rank).

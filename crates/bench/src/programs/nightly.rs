@@ -22,20 +22,23 @@ pub struct Options {
     /// Episodes per subject on the day consolidated.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 12))]
     pub episodes: usize,
+    /// A scratch PostgreSQL database to run on instead (`postgres://…/…bench…`,
+    /// wiped first); without it, a temporary SQLite file.
+    #[cfg_attr(feature = "cli", arg(long, value_name = "URL"))]
+    pub pg: Option<String>,
 }
 
 pub fn run(o: &Options) -> Result<()> {
     let (subjects, per_subject) = (o.subjects.max(1), o.episodes.max(1));
-    let dir = tempfile::tempdir()?;
-    let path = dir.path().join("nightly.db");
-    let mut store =
-        tm_store::sqlite::SqliteStore::open(&path).context("opening the bench store")?;
+    let scratch = super::Scratch::new(o.pg.as_deref(), "nightly.db")?;
+    let mut store = scratch.store().context("opening the bench store")?;
     let day = Utc
         .with_ymd_and_hms(2026, 11, 28, 8, 0, 0)
         .single()
         .context("start time")?;
     let at = day + Duration::hours(16);
     println!("machine: {}", machine());
+    println!("engine: {} ({})", scratch.engine(), scratch.location);
     println!(
         "generating {subjects} subjects, each with a file, a belief untouched for 60 days and {per_subject} episodes on {}; every tenth subject's file replaced that day",
         day.date_naive()
@@ -144,7 +147,8 @@ pub fn run(o: &Options) -> Result<()> {
         peak_mib().unwrap_or(f64::NAN)
     );
     drop(store);
-    let brain = super::brain(&path, Arc::new(tm_embed::HashEmbedder::new()))?;
+    scratch.settle()?;
+    let brain = super::brain(&scratch.location, Arc::new(tm_embed::HashEmbedder::new()))?;
     let reset = reset_peak();
     let t = Instant::now();
     let report = brain.nightly(at, &NightlyOptions::default(), &mut |_, _| {})?;

@@ -88,7 +88,8 @@ pub fn run(a: &Options) -> Result<()> {
     let embedder = super::embedder(&a.embedder, a.model_dir.as_deref())?;
     let db = a.out.join("quality.db");
     remove_db(&db)?;
-    let brain = super::brain(&db, embedder).with_context(|| format!("opening {}", db.display()))?;
+    let brain = super::brain(&db.display().to_string(), embedder)
+        .with_context(|| format!("opening {}", db.display()))?;
     let progress = bar("importing [{bar:40}] {pos}/{len} histories");
     quality::import(&brain, &files, &mut |d, n| advance(&progress, d, n))?;
     progress.finish_and_clear();

@@ -113,22 +113,24 @@ fn fill(template: &str, t: &str, u: &str) -> String {
 pub type VectorCache = HashMap<String, Vec<f32>>;
 
 /// For each size in `sizes`: a synthetic subject of that many episodes in a
-/// fresh database, a brain over it with `embedder`, and the instant a day
+/// fresh database (a temporary SQLite file, or the scratch PostgreSQL
+/// database `db` wiped), a brain over it with `embedder`, and the instant a day
 /// after its end, handed to `measure` (the database lives as long as the call).
 pub fn each_size(
     sizes: &[usize],
+    db: Option<&str>,
     embedder: &std::sync::Arc<dyn Embedder>,
     mut measure: impl FnMut(usize, &tm_brain::Brain, &Subject, DateTime<Utc>) -> Result<()>,
 ) -> Result<()> {
     let mut cache = VectorCache::new();
     for &n in sizes {
-        let dir = tempfile::tempdir()?;
-        let db = dir.path().join("bench.db");
+        let scratch = super::Scratch::new(db, "bench.db")?;
         let (subject, at) = {
-            let mut store = tm_store::sqlite::SqliteStore::open(&db)?;
-            self::subject(&mut store, n, &**embedder, &mut cache)?
+            let mut store = scratch.store()?;
+            self::subject(&mut *store, n, &**embedder, &mut cache)?
         };
-        let brain = super::brain(&db, embedder.clone())?;
+        scratch.settle()?;
+        let brain = super::brain(&scratch.location, embedder.clone())?;
         measure(n, &brain, &subject, at)?;
     }
     Ok(())
