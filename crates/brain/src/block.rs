@@ -347,7 +347,7 @@ fn window_block(
 ) -> Result<Block> {
     let recent = store.recent_ids(subject, req.at, crate::recall::RECENT_POOL)?;
     let turns: Vec<i64> = store
-        .candidate_facts(&recent)?
+        .candidate_facts(subject, &recent)?
         .into_iter()
         .filter(|f| {
             matches!(
@@ -362,7 +362,7 @@ fn window_block(
         .take(WINDOW_TURNS)
         .map(|(_, id)| id)
         .collect();
-    let mut episodes = store.episodes_by_ids(&turns)?;
+    let mut episodes = store.subject_episodes_by_ids(subject, &turns)?;
     episodes.sort_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
     let versions = now(&store.file_versions(subject)?);
     let lines: Vec<EpisodeLine> = episodes

@@ -69,7 +69,7 @@ pub fn passages_with_vector(
         .map(|(id, _)| id)
         .collect();
     Ok(store
-        .passages_by_ids(&fused)?
+        .passages_by_ids(subject, &fused)?
         .into_iter()
         .map(|(_, p)| p)
         .collect())

@@ -115,8 +115,35 @@ struct VectorSet {
     index: HashMap<i64, usize>,
     data: Vec<f32>,
     dim: usize,
-    /// (count, max id) when loaded: a change means new vectors were stored.
+    /// The store's vector stamp when loaded: a change means vectors were
+    /// stored since.
     stamp: (u64, i64),
+}
+
+impl VectorSet {
+    fn empty(dim: usize, stamp: (u64, i64)) -> VectorSet {
+        VectorSet {
+            ids: Vec::new(),
+            index: HashMap::new(),
+            data: Vec::new(),
+            dim,
+            stamp,
+        }
+    }
+
+    fn push(&mut self, rows: Vec<(i64, Vec<f32>)>) {
+        self.ids.reserve(rows.len());
+        self.index.reserve(rows.len());
+        self.data.reserve(rows.len() * self.dim);
+        for (id, v) in rows {
+            if v.len() != self.dim {
+                continue; // a vector of another shape cannot be compared
+            }
+            self.index.insert(id, self.ids.len());
+            self.ids.push(id);
+            self.data.extend_from_slice(&v);
+        }
+    }
 }
 
 /// Recall with an embedder and a cache of each subject's vectors.
@@ -124,6 +151,9 @@ pub struct Recaller {
     embedder: Arc<dyn Embedder>,
     params: RecallParams,
     cache: Mutex<HashMap<(i64, String), Arc<VectorSet>>>,
+    /// One refresh of a subject's vectors at a time: turns that find the
+    /// cache stale together wait for one reader instead of each reading.
+    refreshing: Mutex<HashMap<(i64, String), Arc<Mutex<()>>>>,
     derived: Mutex<HashMap<i64, Derived>>,
     /// Concept-name vectors per (subject, embedder), for routing by vector.
     concepts: Mutex<HashMap<(i64, String), Arc<ConceptVectors>>>,
@@ -157,6 +187,7 @@ impl Recaller {
             embedder,
             params,
             cache: Mutex::new(HashMap::new()),
+            refreshing: Mutex::new(HashMap::new()),
             derived: Mutex::new(HashMap::new()),
             concepts: Mutex::new(HashMap::new()),
         }
@@ -200,34 +231,61 @@ impl Recaller {
 
     fn vectors(&self, store: &dyn Reader, subject: &Subject) -> Result<Arc<VectorSet>> {
         let name = self.embedder.name().to_string();
-        let stamp = store.vector_stamp(subject, &name)?;
         let key = (subject.id, name.clone());
-        if let Some(v) = self
-            .cache
-            .lock()
-            .map_err(|_| poisoned("vector cache"))?
-            .get(&key)
+        let cached = || -> Result<Option<Arc<VectorSet>>> {
+            Ok(self
+                .cache
+                .lock()
+                .map_err(|_| poisoned("vector cache"))?
+                .get(&key)
+                .cloned())
+        };
+        let stamp = store.vector_stamp(subject, &name)?;
+        if let Some(v) = cached()?
             && v.stamp == stamp
         {
-            return Ok(v.clone());
+            return Ok(v);
         }
-        let rows = store.vectors(subject, &name)?;
+        let gate = self
+            .refreshing
+            .lock()
+            .map_err(|_| poisoned("vector refresh"))?
+            .entry(key.clone())
+            .or_default()
+            .clone();
+        let _one_at_a_time = gate.lock().map_err(|_| poisoned("vector refresh"))?;
+        // Whoever held the gate may have brought the cache up to date.
+        let stamp = store.vector_stamp(subject, &name)?;
         let dim = self.embedder.dim();
-        let mut set = VectorSet {
-            ids: Vec::with_capacity(rows.len()),
-            index: HashMap::with_capacity(rows.len()),
-            data: Vec::with_capacity(rows.len() * dim),
-            dim,
-            stamp,
-        };
-        for (id, v) in rows {
-            if v.len() != dim {
-                continue; // a vector of another shape cannot be compared
+        let mut grown = None;
+        match cached()? {
+            Some(v) if v.stamp == stamp => return Ok(v),
+            // Only new episodes embedded since (by any process): read just
+            // those, when they account for the whole change of the stamp.
+            Some(v) if stamp.0 > v.stamp.0 && stamp.1 > v.stamp.1 => {
+                let new = store.vectors_after(subject, &name, v.stamp.1)?;
+                if new.len() as u64 == stamp.0 - v.stamp.0 {
+                    let mut set = VectorSet {
+                        ids: v.ids.clone(),
+                        index: v.index.clone(),
+                        data: v.data.clone(),
+                        dim,
+                        stamp,
+                    };
+                    set.push(new);
+                    grown = Some(set);
+                }
             }
-            set.index.insert(id, set.ids.len());
-            set.ids.push(id);
-            set.data.extend_from_slice(&v);
+            _ => {}
         }
+        let set = match grown {
+            Some(set) => set,
+            None => {
+                let mut set = VectorSet::empty(dim, stamp);
+                set.push(store.vectors(subject, &name)?);
+                set
+            }
+        };
         let set = Arc::new(set);
         self.cache
             .lock()
@@ -238,7 +296,12 @@ impl Recaller {
 
     /// Each candidate's collapse key and narration flag, from the cache or
     /// computed from its text (fetched only for episodes not seen before).
-    fn derived(&self, store: &dyn Reader, facts: &[CandidateFacts]) -> Result<Vec<Derived>> {
+    fn derived(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+        facts: &[CandidateFacts],
+    ) -> Result<Vec<Derived>> {
         let poisoned = || poisoned("derived cache");
         let missing: HashSet<i64> = {
             let cache = self.derived.lock().map_err(|_| poisoned())?;
@@ -250,7 +313,7 @@ impl Recaller {
         };
         if !missing.is_empty() {
             let ids: Vec<i64> = missing.iter().copied().collect();
-            let texts: HashMap<i64, String> = store.texts(&ids)?.into_iter().collect();
+            let texts: HashMap<i64, String> = store.texts(subject, &ids)?.into_iter().collect();
             let mut cache = self.derived.lock().map_err(|_| poisoned())?;
             for f in facts.iter().filter(|f| missing.contains(&f.id)) {
                 let text = texts.get(&f.id).map(String::as_str).unwrap_or("");
@@ -462,10 +525,10 @@ impl Recaller {
         if let Some(x) = q.exclude {
             ids.retain(|&i| i != x);
         }
-        let facts = store.candidate_facts(&ids)?;
-        let derived = self.derived(store, &facts)?;
+        let facts = store.candidate_facts(subject, &ids)?;
+        let derived = self.derived(store, subject, &facts)?;
         let narrated_before: HashSet<i64> = store
-            .annotated_ids(&ids, crate::grounding::NARRATED)?
+            .annotated_ids(subject, &ids, crate::grounding::NARRATED)?
             .into_iter()
             .collect();
         let mut candidates = Vec::with_capacity(facts.len());
@@ -506,7 +569,7 @@ impl Recaller {
         );
         let winners: Vec<i64> = outcome.ranked.iter().map(|r| r.candidate.id).collect();
         let mut by_id: HashMap<i64, Episode> = store
-            .episodes_by_ids(&winners)?
+            .subject_episodes_by_ids(subject, &winners)?
             .into_iter()
             .map(|e| (e.id, e))
             .collect();

@@ -82,7 +82,7 @@ pub fn build(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Result
     let stale_checks = store.citation_checks(subject, "changed")?;
     let ids: Vec<i64> = stale_checks.iter().map(|c| c.episode_id).collect();
     let episodes: HashMap<i64, Episode> = store
-        .episodes_by_ids(&ids)?
+        .subject_episodes_by_ids(subject, &ids)?
         .into_iter()
         .map(|e| (e.id, e))
         .collect();
@@ -148,7 +148,7 @@ fn couldnt_answer(store: &dyn Reader, subject: &Subject) -> Result<Vec<Unanswere
         .map(|(id, _)| *id)
         .collect();
     let mut out = Vec::new();
-    for e in store.episodes_by_ids(&ids)? {
+    for e in store.subject_episodes_by_ids(subject, &ids)? {
         let question = match e.seq.checked_sub(1) {
             Some(seq) if seq > 0 => store
                 .episode_at_seq(subject, seq)?

@@ -419,8 +419,13 @@ pub fn full_text_concepts_and_pools(engine: &dyn Engine) {
         store.window_ids(&s, t(1, 2), t(1, 4), 10).unwrap(),
         [ids[2], ids[1]]
     );
-    let facts = store.candidate_facts(&ids).unwrap();
+    let facts = store.candidate_facts(&s, &ids).unwrap();
     assert_eq!(facts.len(), 4);
+    // Every read by ids is keyed by the subject too: another subject's
+    // episodes never come back (and on a sharded database the query stays
+    // on one shard).
+    assert!(store.candidate_facts(&other, &ids).unwrap().is_empty());
+    assert!(store.texts(&other, &ids).unwrap().is_empty());
     let check = facts.iter().find(|f| f.id == ids[2]).unwrap();
     assert_eq!(check.kind, Kind::Check);
     assert_eq!(
@@ -428,7 +433,7 @@ pub fn full_text_concepts_and_pools(engine: &dyn Engine) {
         (Some("osmosis"), Some("wrong"))
     );
     assert_eq!(
-        store.texts(&ids[1..2]).unwrap()[0].1,
+        store.texts(&s, &ids[1..2]).unwrap()[0].1,
         "Ribosomes build proteins"
     );
 }
@@ -457,12 +462,25 @@ pub fn vectors_are_stored_per_model(engine: &dyn Engine) {
     assert_eq!(store.count_missing_vectors(&s, "m").unwrap(), 1);
     let missing = store.episodes_missing_vectors(&s, "m", 10).unwrap();
     assert_eq!(missing.iter().map(|m| m.0).collect::<Vec<_>>(), [ids[2]]);
+    // A new episode's vector moves the stamp by one, and is all that lies
+    // after the old stamp's max id.
+    let two = store.vector_stamp(&s, "m").unwrap();
+    assert_eq!(two.1, ids[1]);
+    store
+        .write(|tx| tx.put_vectors(&s, "m", &[(ids[2], vec![0.6, 0.8])]))
+        .unwrap();
+    let three = store.vector_stamp(&s, "m").unwrap();
+    assert_eq!((three.0 - two.0, three.1), (1, ids[2]));
+    assert_eq!(
+        store.vectors_after(&s, "m", two.1).unwrap(),
+        [(ids[2], vec![0.6, 0.8])]
+    );
     store
         .write(|tx| tx.put_vectors(&s, "other", &[(ids[0], vec![0.5, 0.5])]))
         .unwrap();
     assert_eq!(
         store.vector_models(&s).unwrap(),
-        [("m".to_string(), 1), ("other".to_string(), 1)]
+        [("m".to_string(), 2), ("other".to_string(), 1)]
     );
 
     let pages = vec!["Osmosis moves water.".to_string()];
@@ -489,7 +507,9 @@ pub fn vectors_are_stored_per_model(engine: &dyn Engine) {
             .unwrap()
             .is_empty()
     );
-    assert_eq!(store.passages_by_ids(&[pid, -1]).unwrap()[0].0, pid);
+    assert_eq!(store.passages_by_ids(&s, &[pid, -1]).unwrap()[0].0, pid);
+    let other = subject(&mut *store, "bo/passages");
+    assert!(store.passages_by_ids(&other, &[pid]).unwrap().is_empty());
 }
 
 /// Facts learned later are appended beside an episode, oldest first.
@@ -520,7 +540,14 @@ pub fn annotations_are_appended(engine: &dyn Engine) {
     );
     assert_eq!(notes[1].data["stance"], "couldnt");
     assert_eq!(store.annotations_of_kind(&s, "grounding").unwrap().len(), 1);
-    assert_eq!(store.annotated_ids(&ids, "recalled").unwrap(), [ids[0]]);
+    assert_eq!(store.annotated_ids(&s, &ids, "recalled").unwrap(), [ids[0]]);
+    let other = subject(&mut *store, "bo/notes");
+    assert!(
+        store
+            .annotated_ids(&other, &ids, "recalled")
+            .unwrap()
+            .is_empty()
+    );
 }
 
 /// The newest snapshot is the map; every save is a new one.

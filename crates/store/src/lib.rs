@@ -37,6 +37,60 @@ use tm_model::recall::CandidateFacts;
 use tm_model::subject::{Subject, SubjectKey};
 use tm_model::tenants::{ApiKey, Claim, KeyOwner};
 
+/// Milliseconds since the epoch: how both engines store an instant.
+pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
+    t.timestamp_millis()
+}
+
+/// The instant a stored millisecond count stands for.
+pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
+    use chrono::TimeZone;
+    Utc.timestamp_millis_opt(ms)
+        .single()
+        .unwrap_or(DateTime::<Utc>::MIN_UTC)
+}
+
+/// An episode as an engine stores it at `seq` after `prev`: its JSON fields
+/// exactly as hashed, and its chain hash. Written once, so both engines
+/// store (and hash) the same bytes.
+pub(crate) struct Sealed {
+    pub concepts: String,
+    pub evidence: String,
+    pub data: String,
+    pub hash: Hash,
+}
+
+pub(crate) fn seal(s: &Subject, seq: u64, prev: &Hash, e: &NewEpisode) -> Result<Sealed> {
+    let corrupt = |err: serde_json::Error| Error::Corrupt(err.to_string());
+    let concepts = serde_json::to_string(&e.concepts).map_err(corrupt)?;
+    let evidence = serde_json::to_string(&e.evidence).map_err(corrupt)?;
+    // serde_json's Map is a BTreeMap here: keys come out sorted.
+    let data = serde_json::to_string(&e.data).map_err(corrupt)?;
+    let key = s.key.to_string();
+    let hash = tm_model::episodes::episode_hash(
+        &tm_model::episodes::EpisodeFields {
+            subject: &key,
+            seq,
+            kind: e.kind.as_str(),
+            at_ms: to_ms(e.at),
+            salience: e.salience,
+            summary: &e.summary,
+            text: &e.text,
+            concepts_json: &concepts,
+            evidence_json: &evidence,
+            data_json: &data,
+            external_id: e.external_id.as_deref(),
+        },
+        prev,
+    );
+    Ok(Sealed {
+        concepts,
+        evidence,
+        data,
+        hash,
+    })
+}
+
 /// Everything that can go wrong in a store.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -179,8 +233,9 @@ pub trait Reader {
     fn annotations(&self, episode_id: i64) -> Result<Vec<Annotation>>;
     /// Every annotation of `kind` on the subject's episodes, oldest first.
     fn annotations_of_kind(&self, s: &Subject, kind: &str) -> Result<Vec<Annotation>>;
-    /// Which of these episodes carry at least one annotation of `kind`.
-    fn annotated_ids(&self, ids: &[i64], kind: &str) -> Result<Vec<i64>>;
+    /// Which of the subject's episodes among these ids carry at least one
+    /// annotation of `kind`.
+    fn annotated_ids(&self, s: &Subject, ids: &[i64], kind: &str) -> Result<Vec<i64>>;
 
     // ------------------------------------------------------------ recall pools
     /// The `n` most recent episodes at or before `at`, newest first.
@@ -201,16 +256,23 @@ pub trait Reader {
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>>;
     /// The distinct concepts (canonical keys) the subject's episodes touch.
     fn concept_keys(&self, s: &Subject) -> Result<Vec<String>>;
-    /// The light facts of these episodes, ascending id.
-    fn candidate_facts(&self, ids: &[i64]) -> Result<Vec<CandidateFacts>>;
-    /// The text of these episodes, ascending id.
-    fn texts(&self, ids: &[i64]) -> Result<Vec<(i64, String)>>;
+    /// The light facts of the subject's episodes among these ids, ascending id.
+    fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>>;
+    /// The text of the subject's episodes among these ids, ascending id.
+    fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>>;
 
     // ------------------------------------------------------------ vectors
     /// Every stored vector of the subject made by `model`, ascending id.
     fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>>;
-    /// (count, max episode id) of the subject's vectors from `model`: it
-    /// changes whenever vectors are added, so a cached copy knows it is stale.
+    /// The subject's vectors from `model` of episodes with an id above
+    /// `after`, ascending id: what a cached copy lacks when only new
+    /// episodes were embedded.
+    fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>>;
+    /// (n, max episode id) of the subject's vectors from `model`, where n
+    /// grows by one for every vector stored (the count on SQLite, the number
+    /// of vectors written on PostgreSQL): a cached copy knows it is stale, and
+    /// when n grew by exactly the number of vectors after its max id, those
+    /// are all it lacks.
     fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)>;
     /// Which embedders made the subject's vectors, with counts.
     fn vector_models(&self, s: &Subject) -> Result<Vec<(String, u64)>>;
@@ -236,8 +298,9 @@ pub trait Reader {
     // ------------------------------------------------------------ passages
     /// Full-text hits among the passages of the subject's current files.
     fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>>;
-    /// The passages with these ids, in the order given (unknown ids skipped).
-    fn passages_by_ids(&self, ids: &[i64]) -> Result<Vec<(i64, Passage)>>;
+    /// The subject's passages with these ids, in the order given (ids of no
+    /// passage of the subject skipped).
+    fn passages_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, Passage)>>;
     /// Every passage of the subject's current files, by file, page, line.
     fn current_passages(&self, s: &Subject) -> Result<Vec<(i64, Passage)>>;
     /// The passages of one file version, by page and line.

@@ -165,8 +165,8 @@ fn free_text_round_trips_and_the_chain_head_matches_sqlite() {
     // The facts read for recall agree too (a check's topic holds free text).
     let ids: Vec<i64> = a.iter().map(|e| e.id).collect();
     let lite_ids: Vec<i64> = b.iter().map(|e| e.id).collect();
-    let facts = pg.candidate_facts(&ids).unwrap();
-    let lite_facts = lite.candidate_facts(&lite_ids).unwrap();
+    let facts = pg.candidate_facts(&subject, &ids).unwrap();
+    let lite_facts = lite.candidate_facts(&lite_subject, &lite_ids).unwrap();
     for (x, y) in facts.iter().zip(&lite_facts) {
         assert_eq!(
             (&x.topic, &x.verdict, x.kind),

@@ -329,8 +329,8 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn annotations_of_kind(&self, s: &Subject, kind: &str) -> Result<Vec<Annotation>> {
         self.with(|c| q::annotations_of_kind(c, s, kind))
     }
-    fn annotated_ids(&self, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
-        self.with(|c| q::annotated_ids(c, ids, kind))
+    fn annotated_ids(&self, s: &Subject, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
+        self.with(|c| q::annotated_ids(c, s, ids, kind))
     }
     fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>> {
         self.with(|c| q::recent_ids(c, s, at, n))
@@ -353,14 +353,17 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn concept_keys(&self, s: &Subject) -> Result<Vec<String>> {
         self.with(|c| q::concept_keys(c, s))
     }
-    fn candidate_facts(&self, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
-        self.with(|c| q::candidate_facts(c, ids))
+    fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
+        self.with(|c| q::candidate_facts(c, s, ids))
     }
-    fn texts(&self, ids: &[i64]) -> Result<Vec<(i64, String)>> {
-        self.with(|c| q::texts(c, ids))
+    fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        self.with(|c| q::texts(c, s, ids))
     }
     fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         self.with(|c| q::vectors(c, s, model))
+    }
+    fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>> {
+        self.with(|c| q::vectors_after(c, s, model, after))
     }
     fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)> {
         self.with(|c| q::vector_stamp(c, s, model))
@@ -391,8 +394,8 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
         self.with(|c| q::passage_hits(c, s, terms, limit))
     }
-    fn passages_by_ids(&self, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
-        self.with(|c| q::passages_by_ids(c, ids))
+    fn passages_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
+        self.with(|c| q::passages_by_ids(c, s, ids))
     }
     fn current_passages(&self, s: &Subject) -> Result<Vec<(i64, Passage)>> {
         self.with(|c| q::current_passages(c, s))

@@ -6,14 +6,13 @@
 use super::db::Db;
 use super::fts;
 use crate::{Error, Result};
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use postgres::{GenericClient, Row};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use tm_model::beliefs::{BeliefRow, Claim as BeliefClaim};
 use tm_model::episodes::{
-    Annotation, Appended, Episode, EpisodeFields, Hash, Kind, NewEpisode, StoredRow, episode_hash,
-    genesis_hash,
+    Annotation, Appended, Episode, EpisodeFields, Hash, Kind, NewEpisode, StoredRow, genesis_hash,
 };
 use tm_model::files::{FileAdded, FileVersion};
 use tm_model::lang::canonical_key;
@@ -24,15 +23,7 @@ use tm_model::recall::{CandidateFacts, episode_index_text, index_text};
 use tm_model::subject::{Subject, SubjectKey};
 use tm_model::tenants::{ApiKey, Claim, KeyOwner};
 
-pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .unwrap_or(DateTime::<Utc>::MIN_UTC)
-}
+pub(crate) use crate::{from_ms, to_ms};
 
 /// A row count for LIMIT: "all" (`usize::MAX`) is the largest PostgreSQL takes.
 fn lim(n: usize) -> i64 {
@@ -422,24 +413,12 @@ pub(crate) fn append<C: GenericClient>(
 ) -> Result<Appended> {
     let key = s.key.to_string();
     let seq = head_seq + 1;
-    let concepts = json(&e.concepts)?;
-    let evidence = json(&e.evidence)?;
-    // serde_json's Map is a BTreeMap here: keys come out sorted.
-    let data = json(&e.data)?;
-    let fields = EpisodeFields {
-        subject: &key,
-        seq,
-        kind: e.kind.as_str(),
-        at_ms: to_ms(e.at),
-        salience: e.salience,
-        summary: &e.summary,
-        text: &e.text,
-        concepts_json: &concepts,
-        evidence_json: &evidence,
-        data_json: &data,
-        external_id: e.external_id.as_deref(),
-    };
-    let hash = episode_hash(&fields, &prev);
+    let crate::Sealed {
+        concepts,
+        evidence,
+        data,
+        hash,
+    } = crate::seal(s, seq, &prev, e)?;
     let topic = e.data.get("topic").and_then(|v| v.as_str());
     let verdict = e.data.get("verdict").and_then(|v| v.as_str());
     let (terms, counts, tokens) = fts::postings(s.id, &episode_index_text(&e.text, &e.concepts));
@@ -463,8 +442,8 @@ pub(crate) fn append<C: GenericClient>(
         &[
             &s.id,
             &(seq as i64),
-            &fields.kind,
-            &fields.at_ms,
+            &e.kind.as_str(),
+            &to_ms(e.at),
             &e.salience,
             &e.summary.as_bytes(),
             &e.text.as_bytes(),
@@ -617,13 +596,15 @@ pub(crate) fn annotations_of_kind<C: GenericClient>(
 
 pub(crate) fn annotated_ids<C: GenericClient>(
     c: &mut Db<'_, C>,
+    s: &Subject,
     ids: &[i64],
     kind: &str,
 ) -> Result<Vec<i64>> {
     Ok(c
         .query(
-            "SELECT DISTINCT episode_id FROM annotations WHERE kind = $2 AND episode_id = ANY($1) ORDER BY episode_id",
-            &[&ids, &kind],
+            "SELECT DISTINCT a.episode_id FROM annotations a JOIN episodes e ON e.id = a.episode_id
+             WHERE a.kind = $2 AND a.episode_id = ANY($1) AND e.subject_id = $3 ORDER BY a.episode_id",
+            &[&ids, &kind, &s.id],
         )?
         .iter()
         .map(|r| r.get(0))
@@ -730,11 +711,13 @@ pub(crate) fn concept_keys<C: GenericClient>(
 
 pub(crate) fn candidate_facts<C: GenericClient>(
     c: &mut Db<'_, C>,
+    s: &Subject,
     list: &[i64],
 ) -> Result<Vec<CandidateFacts>> {
     c.query(
-        "SELECT id, kind, at, salience, topic, verdict FROM episodes WHERE id = ANY($1) ORDER BY id",
-        &[&list],
+        "SELECT id, kind, at, salience, topic, verdict FROM episodes
+         WHERE subject_id = $2 AND id = ANY($1) ORDER BY id",
+        &[&list, &s.id],
     )?
     .iter()
     .map(|r| {
@@ -742,7 +725,8 @@ pub(crate) fn candidate_facts<C: GenericClient>(
         let kind: String = r.get(1);
         Ok(CandidateFacts {
             id,
-            kind: Kind::parse(&kind).ok_or_else(|| corrupt(format!("episode {id}: kind {kind:?}")))?,
+            kind: Kind::parse(&kind)
+                .ok_or_else(|| corrupt(format!("episode {id}: kind {kind:?}")))?,
             at: from_ms(r.get(2)),
             salience: r.get(3),
             topic: free_text_opt(r, 4)?.map(str::to_string),
@@ -754,11 +738,12 @@ pub(crate) fn candidate_facts<C: GenericClient>(
 
 pub(crate) fn texts<C: GenericClient>(
     c: &mut Db<'_, C>,
+    s: &Subject,
     list: &[i64],
 ) -> Result<Vec<(i64, String)>> {
     c.query(
-        "SELECT id, text FROM episodes WHERE id = ANY($1) ORDER BY id",
-        &[&list],
+        "SELECT id, text FROM episodes WHERE subject_id = $2 AND id = ANY($1) ORDER BY id",
+        &[&list, &s.id],
     )?
     .iter()
     .map(|r| Ok((r.get(0), free_text(r, 1)?.to_string())))
@@ -790,6 +775,22 @@ pub(crate) fn vectors<C: GenericClient>(
         .iter()
         .map(|r| (r.get(0), blob_to_vec(r.get(1))))
         .collect())
+}
+
+pub(crate) fn vectors_after<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    s: &Subject,
+    model: &str,
+    after: i64,
+) -> Result<Vec<(i64, Vec<f32>)>> {
+    Ok(c.query(
+        "SELECT episode_id, vector FROM episode_vectors
+             WHERE subject_id = $1 AND model = $2 AND episode_id > $3 ORDER BY episode_id",
+        &[&s.id, &model, &after],
+    )?
+    .iter()
+    .map(|r| (r.get(0), blob_to_vec(r.get(1))))
+    .collect())
 }
 
 pub(crate) fn vector_stamp<C: GenericClient>(
@@ -1095,9 +1096,14 @@ pub(crate) fn passage_hits<C: GenericClient>(
 
 pub(crate) fn passages_by_ids<C: GenericClient>(
     c: &mut Db<'_, C>,
+    s: &Subject,
     ids: &[i64],
 ) -> Result<Vec<(i64, Passage)>> {
-    let mut found = passages_where(c, "WHERE p.id = ANY($1)", &[&ids])?;
+    let mut found = passages_where(
+        c,
+        "WHERE p.subject_id = $2 AND p.id = ANY($1)",
+        &[&ids, &s.id],
+    )?;
     let mut out = Vec::with_capacity(found.len());
     for id in ids {
         if let Some(i) = found.iter().position(|(pid, _)| pid == id) {

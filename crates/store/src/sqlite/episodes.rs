@@ -6,8 +6,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::collections::BTreeMap;
 use tm_model::episodes::{
-    Annotation, Appended, Episode, EpisodeFields, Hash, Kind, NewEpisode, StoredRow, episode_hash,
-    genesis_hash,
+    Annotation, Appended, Episode, EpisodeFields, Hash, Kind, NewEpisode, StoredRow, genesis_hash,
 };
 use tm_model::subject::{Subject, SubjectKey};
 
@@ -298,24 +297,12 @@ pub(crate) fn append(
 ) -> Result<Appended> {
     let key = s.key.to_string();
     let seq = head_seq + 1;
-    let concepts = serde_json::to_string(&e.concepts).map_err(|e| Error::Corrupt(e.to_string()))?;
-    let evidence = serde_json::to_string(&e.evidence).map_err(|e| Error::Corrupt(e.to_string()))?;
-    // serde_json's Map is a BTreeMap here: keys come out sorted.
-    let data = serde_json::to_string(&e.data).map_err(|e| Error::Corrupt(e.to_string()))?;
-    let fields = EpisodeFields {
-        subject: &key,
-        seq,
-        kind: e.kind.as_str(),
-        at_ms: to_ms(e.at),
-        salience: e.salience,
-        summary: &e.summary,
-        text: &e.text,
-        concepts_json: &concepts,
-        evidence_json: &evidence,
-        data_json: &data,
-        external_id: e.external_id.as_deref(),
-    };
-    let hash = episode_hash(&fields, &prev);
+    let crate::Sealed {
+        concepts,
+        evidence,
+        data,
+        hash,
+    } = crate::seal(s, seq, &prev, e)?;
     let inserted = c
         .prepare_cached(
             "INSERT INTO episodes (subject_id, seq, kind, at, salience, summary, text, concepts, evidence, data,
@@ -325,8 +312,8 @@ pub(crate) fn append(
         .execute(params![
             s.id,
             seq as i64,
-            fields.kind,
-            fields.at_ms,
+            e.kind.as_str(),
+            to_ms(e.at),
             e.salience,
             e.summary,
             e.text,

@@ -23,7 +23,7 @@ mod schema;
 mod tenants;
 
 use crate::{Engine, Error, Reader, Result, Store, Tx};
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -38,17 +38,7 @@ use tm_model::recall::CandidateFacts;
 use tm_model::subject::{Subject, SubjectKey};
 use tm_model::tenants::{ApiKey, Claim, KeyOwner};
 
-/// Milliseconds since the epoch, the store's time unit.
-pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
-    t.timestamp_millis()
-}
-
-/// The instant a stored millisecond count stands for.
-pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
-    Utc.timestamp_millis_opt(ms)
-        .single()
-        .unwrap_or(DateTime::<Utc>::MIN_UTC)
-}
+pub(crate) use crate::{from_ms, to_ms};
 
 /// A JSON array of ids, for `IN (SELECT value FROM json_each(?))`.
 pub(crate) fn id_list(ids: &[i64]) -> String {
@@ -330,8 +320,8 @@ impl<T: Conn> Reader for T {
     fn annotations_of_kind(&self, s: &Subject, kind: &str) -> Result<Vec<Annotation>> {
         episodes::annotations_of_kind(self.conn(), s, kind)
     }
-    fn annotated_ids(&self, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
-        recall::annotated_ids(self.conn(), ids, kind)
+    fn annotated_ids(&self, s: &Subject, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
+        recall::annotated_ids(self.conn(), s, ids, kind)
     }
     fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>> {
         recall::recent_ids(self.conn(), s, at, n)
@@ -354,14 +344,17 @@ impl<T: Conn> Reader for T {
     fn concept_keys(&self, s: &Subject) -> Result<Vec<String>> {
         recall::concept_keys(self.conn(), s)
     }
-    fn candidate_facts(&self, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
-        recall::candidate_facts(self.conn(), ids)
+    fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
+        recall::candidate_facts(self.conn(), s, ids)
     }
-    fn texts(&self, ids: &[i64]) -> Result<Vec<(i64, String)>> {
-        recall::texts(self.conn(), ids)
+    fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        recall::texts(self.conn(), s, ids)
     }
     fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
         recall::vectors(self.conn(), s, model)
+    }
+    fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>> {
+        recall::vectors_after(self.conn(), s, model, after)
     }
     fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)> {
         recall::vector_stamp(self.conn(), s, model)
@@ -392,8 +385,8 @@ impl<T: Conn> Reader for T {
     fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
         passages::hits(self.conn(), s, terms, limit)
     }
-    fn passages_by_ids(&self, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
-        passages::by_ids(self.conn(), ids)
+    fn passages_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
+        passages::by_ids(self.conn(), s, ids)
     }
     fn current_passages(&self, s: &Subject) -> Result<Vec<(i64, Passage)>> {
         passages::current(self.conn(), s)

@@ -162,12 +162,16 @@ pub(crate) fn concept_ids(
     )
 }
 
-pub(crate) fn candidate_facts(c: &Connection, list: &[i64]) -> Result<Vec<CandidateFacts>> {
+pub(crate) fn candidate_facts(
+    c: &Connection,
+    s: &Subject,
+    list: &[i64],
+) -> Result<Vec<CandidateFacts>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict')
-         FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+         FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND subject_id = ?2 ORDER BY id",
     )?;
-    let rows = stmt.query_map([id_list(list)], |r| {
+    let rows = stmt.query_map(params![id_list(list), s.id], |r| {
         let kind: String = r.get(1)?;
         Ok((r.get(0)?, kind, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
     })?;
@@ -194,11 +198,12 @@ pub(crate) fn candidate_facts(c: &Connection, list: &[i64]) -> Result<Vec<Candid
     .collect()
 }
 
-pub(crate) fn texts(c: &Connection, list: &[i64]) -> Result<Vec<(i64, String)>> {
+pub(crate) fn texts(c: &Connection, s: &Subject, list: &[i64]) -> Result<Vec<(i64, String)>> {
     let mut stmt = c.prepare_cached(
-        "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) ORDER BY id",
+        "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND subject_id = ?2
+         ORDER BY id",
     )?;
-    let rows = stmt.query_map([id_list(list)], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let rows = stmt.query_map(params![id_list(list), s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -207,6 +212,23 @@ pub(crate) fn vectors(c: &Connection, s: &Subject, model: &str) -> Result<Vec<(i
         "SELECT episode_id, vector FROM episode_vectors WHERE subject_id = ?1 AND model = ?2 ORDER BY episode_id",
     )?;
     let rows = stmt.query_map(params![s.id, model], |r| {
+        let blob = r.get_ref(1)?.as_blob()?;
+        Ok((r.get::<_, i64>(0)?, blob_to_vec(blob)))
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn vectors_after(
+    c: &Connection,
+    s: &Subject,
+    model: &str,
+    after: i64,
+) -> Result<Vec<(i64, Vec<f32>)>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT episode_id, vector FROM episode_vectors
+         WHERE subject_id = ?1 AND model = ?2 AND episode_id > ?3 ORDER BY episode_id",
+    )?;
+    let rows = stmt.query_map(params![s.id, model, after], |r| {
         let blob = r.get_ref(1)?.as_blob()?;
         Ok((r.get::<_, i64>(0)?, blob_to_vec(blob)))
     })?;
@@ -255,12 +277,18 @@ pub(crate) fn concept_keys(c: &Connection, s: &Subject) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-pub(crate) fn annotated_ids(c: &Connection, list: &[i64], kind: &str) -> Result<Vec<i64>> {
+pub(crate) fn annotated_ids(
+    c: &Connection,
+    s: &Subject,
+    list: &[i64],
+    kind: &str,
+) -> Result<Vec<i64>> {
     ids(
         c,
-        "SELECT DISTINCT episode_id FROM annotations
-         WHERE kind = ?2 AND episode_id IN (SELECT value FROM json_each(?1)) ORDER BY episode_id",
-        params![id_list(list), kind],
+        "SELECT DISTINCT a.episode_id FROM annotations a JOIN episodes e ON e.id = a.episode_id
+         WHERE a.kind = ?2 AND a.episode_id IN (SELECT value FROM json_each(?1)) AND e.subject_id = ?3
+         ORDER BY a.episode_id",
+        params![id_list(list), kind, s.id],
     )
 }
 
