@@ -2,6 +2,10 @@
 //! fast? Generates a subject of N episodes, serves it on loopback, and has C
 //! concurrent clients (threads with keep-alive connections) request blocks
 //! for S seconds; prints throughput, latency percentiles, errors and drops.
+//! With `--writers W`, W more clients record learner messages into the same
+//! subject meanwhile (through every server in turn) at `--write-rate` in
+//! all, and afterwards the chain must hold every acknowledged write,
+//! verified intact.
 
 use anyhow::{Context, Result};
 use chrono::{Duration as ChronoDuration, TimeZone, Utc};
@@ -39,6 +43,15 @@ pub struct Options {
     /// this process.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 1))]
     pub servers: usize,
+    /// Clients that record a learner message per request into the same
+    /// subject meanwhile (besides the block clients); the chain is verified
+    /// afterwards.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub writers: usize,
+    /// Writes a second, all writers together, at most (each writer paces
+    /// itself, so the block figures of two runs compare).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 10.0))]
+    pub write_rate: f64,
 }
 
 const TOPICS: &[&str] = &[
@@ -177,6 +190,37 @@ pub fn run(args: &Options) -> Result<()> {
     );
     let running = Arc::new(AtomicBool::new(true));
     let started = Instant::now();
+    let writers: Vec<_> = (0..args.writers)
+        .map(|w| {
+            let urls: Vec<String> = urls.iter().map(|u| u.replace("/block", "/events")).collect();
+            let (auth, running) = (auth.clone(), running.clone());
+            let every = Duration::from_secs_f64(args.writers as f64 / args.write_rate.max(0.001));
+            std::thread::spawn(move || {
+                let agent = new_agent();
+                let (mut acknowledged, mut errors) = (Vec::new(), 0usize);
+                let mut i = 0usize;
+                let mut next = Instant::now();
+                while running.load(Ordering::Relaxed) {
+                    if let Some(wait) = next.checked_duration_since(Instant::now()) {
+                        std::thread::sleep(wait);
+                    }
+                    next += every;
+                    let event = serde_json::json!({
+                        "type": "learner",
+                        "id": format!("writer-{w}-{i}"),
+                        "at": (at - ChronoDuration::hours(12)).to_rfc3339(),
+                        "text": format!("Writer {w} asks again about {} (message {i}).", TOPICS[i % TOPICS.len()]),
+                    });
+                    match send(&agent, &urls[(w + i) % urls.len()], &auth, &event) {
+                        Ok(()) => acknowledged.push(format!("writer-{w}-{i}")),
+                        Err(_) => errors += 1,
+                    }
+                    i += 1;
+                }
+                (acknowledged, errors)
+            })
+        })
+        .collect();
     let workers: Vec<_> = (0..args.clients.max(1))
         .map(|c| {
             let url = urls[c % urls.len()].clone();
@@ -214,8 +258,44 @@ pub fn run(args: &Options) -> Result<()> {
         errors += e;
         dropped += d;
     }
+    let (mut acknowledged, mut write_errors) = (Vec::new(), 0);
+    for w in writers {
+        let (a, e) = w
+            .join()
+            .map_err(|_| anyhow::anyhow!("a writer thread failed"))?;
+        acknowledged.extend(a);
+        write_errors += e;
+    }
     let elapsed = started.elapsed().as_secs_f64();
     servers.stop()?;
+    if args.writers > 0 {
+        // Every acknowledged write is in the one chain, which verifies.
+        let store = scratch.store()?;
+        let report = tm_store::verify(&*store, &subject, None)?;
+        let missing = acknowledged
+            .iter()
+            .filter(|id| matches!(store.episode_by_external_id(&subject, id), Ok(None)))
+            .count();
+        let intact = report.first_break.is_none();
+        println!(
+            "writes: {} acknowledged ({:.0}/s), {write_errors} failed, {missing} acknowledged but missing; chain: {} episodes ({} generated + {}), {}",
+            acknowledged.len(),
+            acknowledged.len() as f64 / elapsed,
+            report.head_seq,
+            args.episodes,
+            report.head_seq.saturating_sub(args.episodes as u64),
+            if intact { "verified intact" } else { "BROKEN" },
+        );
+        if !intact || missing > 0 || report.head_seq != (args.episodes + acknowledged.len()) as u64
+        {
+            anyhow::bail!(
+                "the chain does not hold exactly the generated and acknowledged episodes"
+            );
+        }
+        if write_errors > 0 {
+            anyhow::bail!("{write_errors} writes failed");
+        }
+    }
     lat.sort_by(f64::total_cmp);
     let pct = |p: f64| {
         lat.get(((lat.len() as f64 * p) as usize).min(lat.len().saturating_sub(1)))
@@ -345,6 +425,26 @@ fn new_agent() -> ureq::Agent {
         .http_status_as_error(false)
         .build()
         .into()
+}
+
+/// One write; `Ok` on a 200.
+fn send(
+    agent: &ureq::Agent,
+    url: &str,
+    auth: &str,
+    event: &serde_json::Value,
+) -> std::result::Result<(), String> {
+    let mut res = agent
+        .post(url)
+        .header("Authorization", auth)
+        .send_json(event)
+        .map_err(|e| e.to_string())?;
+    let status = res.status();
+    let text = res.body_mut().read_to_string().map_err(|e| e.to_string())?;
+    if !status.is_success() {
+        return Err(format!("HTTP {status}: {text}"));
+    }
+    Ok(())
 }
 
 /// One block request; `Ok(dropped)` on a 200.
