@@ -146,14 +146,17 @@ impl VectorSet {
     }
 }
 
+/// A subject's vectors from one embedder: (subject id, embedder name).
+type VectorKey = (i64, String);
+
 /// Recall with an embedder and a cache of each subject's vectors.
 pub struct Recaller {
     embedder: Arc<dyn Embedder>,
     params: RecallParams,
-    cache: Mutex<HashMap<(i64, String), Arc<VectorSet>>>,
+    cache: Mutex<HashMap<VectorKey, Arc<VectorSet>>>,
     /// One refresh of a subject's vectors at a time: turns that find the
     /// cache stale together wait for one reader instead of each reading.
-    refreshing: Mutex<HashMap<(i64, String), Arc<Mutex<()>>>>,
+    refreshing: Mutex<HashMap<VectorKey, Arc<Mutex<()>>>>,
     derived: Mutex<HashMap<i64, Derived>>,
     /// Concept-name vectors per (subject, embedder), for routing by vector.
     concepts: Mutex<HashMap<(i64, String), Arc<ConceptVectors>>>,
