@@ -162,3 +162,55 @@ fn the_report_as_json_keeps_every_section() {
         "changed: replaced by notes.md v2"
     );
 }
+
+/// Times outside years 1900-9999 (UTC) are refused where they come in, and a
+/// row stored before that rule (the log cannot be repaired) never fails the
+/// report: it is counted under its own label.
+#[test]
+fn a_time_past_year_9999_is_refused_and_an_old_one_never_breaks_the_report() {
+    use serde_json::json;
+    let mut store = sample();
+    let subject = common::subject(&*store, "ana/cells");
+    let before = store.episode_count(&subject).unwrap();
+    for at in ["9999-12-31T23:59:59-00:01", "1899-12-31T23:59:59Z"] {
+        let line = json!({"type":"learner","at":at,"text":"x"});
+        let text = format!(
+            "{}\n{line}",
+            r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#
+        );
+        let err = common::import(&mut *store, &text).unwrap_err().to_string();
+        assert!(err.contains("outside the accepted range"), "{err}");
+    }
+    assert_eq!(store.episode_count(&subject).unwrap(), before);
+    // As an event built in code (teach, an answer, a turn): refused too.
+    let late = DateTime::<Utc>::from_timestamp_millis(253_402_300_800_000).unwrap();
+    let event = tm_model::events::Event::new(
+        late,
+        tm_model::events::EventBody::Learner { text: "x".into() },
+    );
+    assert!(event.validate().is_err());
+    // A row written past the rule straight into the store still reports.
+    store
+        .write(|tx| {
+            tx.append(
+                &subject,
+                &tm_model::episodes::NewEpisode {
+                    kind: tm_model::episodes::Kind::Question,
+                    at: late,
+                    salience: 0.4,
+                    summary: "x".into(),
+                    text: "x".into(),
+                    concepts: vec![],
+                    evidence: vec![],
+                    data: Default::default(),
+                    external_id: None,
+                    import_key: None,
+                },
+            )
+        })
+        .unwrap();
+    let report = tm_brain::report::build(&*store, &subject, t("2026-04-12T00:00:00Z")).unwrap();
+    let last = report.activity.last().unwrap();
+    assert_eq!((last.month.as_str(), last.episodes), ("out of range", 1));
+    assert!(tm_model::nightly::report::render_text(&report).contains("out of range"));
+}

@@ -195,9 +195,7 @@ fn extractor(choice: &str) -> Result<Arc<dyn tm_ingest::extract::ConceptExtracto
 
 /// An RFC 3339 instant from the command line.
 pub fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
-    chrono::DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&chrono::Utc))
-        .with_context(|| format!("--at {s:?} is not an RFC 3339 time such as 2026-09-20T10:00:00Z"))
+    tm_model::instant::parse(s).map_err(|e| anyhow::anyhow!("--at: {e}"))
 }
 
 /// The learner's time zone: the one named, else the subject's.

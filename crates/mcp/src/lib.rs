@@ -103,13 +103,7 @@ fn bad(message: impl Into<String>) -> tm_brain::Error {
 fn instant(at: Option<&str>) -> tm_brain::Result<DateTime<Utc>> {
     match at {
         None => Ok(Utc::now()),
-        Some(s) => DateTime::parse_from_rfc3339(s)
-            .map(|t| t.with_timezone(&Utc))
-            .map_err(|_| {
-                bad(format!(
-                    "`at` {s:?} is not an RFC 3339 time such as 2026-09-20T10:00:00Z"
-                ))
-            }),
+        Some(s) => tm_model::instant::parse(s).map_err(|e| bad(format!("`at`: {e}"))),
     }
 }
 

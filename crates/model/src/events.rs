@@ -341,6 +341,7 @@ impl Event {
     /// within [`MAX_TEXT_CHARS`], a prediction in [0, 1], a quiz score
     /// between 0 and its maximum.
     pub fn validate(&self) -> Result<(), EventError> {
+        crate::instant::check(self.at).map_err(|e| bad(format!("\"at\": {e}")))?;
         if let Some(id) = &self.id
             && (id.trim().is_empty() || id.len() > MAX_ID_BYTES)
         {
@@ -471,11 +472,9 @@ pub fn check_sequence(events: &[Event]) -> Result<(), (usize, EventError)> {
     Ok(())
 }
 
-/// Parses an RFC 3339 instant.
+/// Parses an RFC 3339 instant in the accepted range ([`crate::instant`]).
 pub fn parse_at(s: &str) -> Result<DateTime<Utc>, EventError> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| bad(format!("\"at\" is not an RFC 3339 time ({s:?}): {e}")))
+    crate::instant::parse(s).map_err(|e| bad(format!("\"at\": {e}")))
 }
 
 /// A non-empty text within [`MAX_TEXT_CHARS`].

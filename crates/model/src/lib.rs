@@ -11,6 +11,7 @@ pub mod episodes;
 pub mod events;
 pub mod files;
 pub mod grounding;
+pub mod instant;
 pub mod lang;
 pub mod map;
 pub mod nightly;

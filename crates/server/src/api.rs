@@ -55,13 +55,7 @@ fn json_rejection(r: JsonRejection) -> ApiError {
 
 /// Parses an RFC 3339 instant from a request.
 pub fn parse_at(field: &str, s: &str) -> ApiResult<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| {
-            ApiError::invalid(format!(
-                "`{field}` {s:?} is not an RFC 3339 time such as 2026-09-20T10:00:00Z"
-            ))
-        })
+    tm_model::instant::parse(s).map_err(|e| ApiError::invalid(format!("`{field}`: {e}")))
 }
 
 /// The instant a request stands for: the one it names, else its arrival

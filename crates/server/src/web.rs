@@ -388,30 +388,30 @@ fn timeline_section(o: &mut String, v: &ReportView) {
     let by_month: HashMap<&str, &tm_model::nightly::report::MonthActivity> =
         months.iter().map(|m| (m.month.as_str(), m)).collect();
     let max = months.iter().map(|m| m.episodes).max().unwrap_or(1).max(1);
+    let row = |o: &mut String, key: &str, a: &tm_model::nightly::report::MonthActivity| {
+        let _ = write!(
+            o,
+            "<tr><td>{}</td><td><span class=\"bar\" style=\"width:{}px\"></span> {}</td><td>{}</td><td>{} ({} / {} / {})</td></tr>",
+            esc(key),
+            (a.episodes * 200 / max).max(2),
+            a.episodes,
+            a.questions,
+            a.checks,
+            a.right,
+            a.partial,
+            a.wrong
+        );
+    };
     o.push_str("<table><thead><tr><th>month</th><th>episodes</th><th>questions</th><th>checks (right / partial / wrong)</th></tr></thead><tbody>");
-    if let (Some(first), Some(last)) = (
-        months.first().and_then(|m| parse(&m.month)),
-        months.last().and_then(|m| parse(&m.month)),
-    ) {
+    let dated: Vec<(i32, u32)> = months.iter().filter_map(|m| parse(&m.month)).collect();
+    if let (Some(&first), Some(&last)) = (dated.first(), dated.last()) {
         let (mut y, mut m) = first;
         let mut guard = 0;
         while (y, m) <= last && guard < 1200 {
             guard += 1;
             let key = format!("{y:04}-{m:02}");
             match by_month.get(key.as_str()) {
-                Some(a) => {
-                    let _ = write!(
-                        o,
-                        "<tr><td>{key}</td><td><span class=\"bar\" style=\"width:{}px\"></span> {}</td><td>{}</td><td>{} ({} / {} / {})</td></tr>",
-                        (a.episodes * 200 / max).max(2),
-                        a.episodes,
-                        a.questions,
-                        a.checks,
-                        a.right,
-                        a.partial,
-                        a.wrong
-                    );
-                }
+                Some(a) => row(o, &key, a),
                 None => {
                     let _ = write!(
                         o,
@@ -421,6 +421,10 @@ fn timeline_section(o: &mut String, v: &ReportView) {
             }
             (y, m) = if m == 12 { (y + 1, 1) } else { (y, m + 1) };
         }
+    }
+    // A row stored outside the years a month can be named in.
+    for a in months.iter().filter(|m| parse(&m.month).is_none()) {
+        row(o, &a.month, a);
     }
     o.push_str("</tbody></table></section>");
 }

@@ -76,7 +76,7 @@ pub struct Unanswered {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MonthActivity {
-    /// `2026-03`.
+    /// `2026-03` (UTC); `out of range` for a row stored outside years 0000-9999.
     pub month: String,
     pub episodes: usize,
     pub questions: usize,

@@ -119,7 +119,10 @@ pub(crate) fn activity_by_month(
     s: &Subject,
 ) -> Result<Vec<(String, String, String, usize)>> {
     let mut stmt = c.prepare_cached(
-        "SELECT strftime('%Y-%m', at / 1000, 'unixepoch') AS month, kind,
+        // A row stored before times were bounded (years 1900-9999 UTC) may
+        // lie outside what strftime can name: it is counted, under its own
+        // label, rather than failing the report.
+        "SELECT COALESCE(strftime('%Y-%m', at / 1000, 'unixepoch'), 'out of range') AS month, kind,
                 COALESCE(json_extract(data, '$.verdict'), '') AS verdict, COUNT(*)
          FROM episodes WHERE subject_id = ?1 GROUP BY month, kind, verdict ORDER BY month, kind, verdict",
     )?;
