@@ -90,6 +90,16 @@ impl Engine for SqliteEngine {
     }
 }
 
+/// How long a connection waits for another one's lock.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 /// One SQLite connection.
 pub struct SqliteStore {
     conn: Connection,
@@ -127,21 +137,36 @@ impl SqliteStore {
     }
 
     fn init(conn: Connection, location: String, migrate: bool) -> Result<SqliteStore> {
-        conn.busy_timeout(Duration::from_secs(30))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        let mut store = SqliteStore { conn, location };
+        // Switching a new file to WAL can answer "locked" at once, without
+        // the busy handler, while another process creates or migrates the
+        // same file: those steps wait as long as any write would.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match store.prepare(migrate) {
+                Err(Error::Sqlite(e)) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                other => return other.map(|()| store),
+            }
+        }
+    }
+
+    fn prepare(&mut self, migrate: bool) -> Result<()> {
         // WAL: readers never block the writer. synchronous=FULL: a committed
         // write survives power loss, not only a crashed process.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "FULL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        self.conn.pragma_update(None, "journal_mode", "WAL")?;
+        self.conn.pragma_update(None, "synchronous", "FULL")?;
+        self.conn.pragma_update(None, "foreign_keys", "ON")?;
         // Reads map the file instead of copying pages through read(2).
-        conn.pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
-        let mut store = SqliteStore { conn, location };
+        self.conn
+            .pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
         if migrate {
-            store.migrate()?;
+            self.migrate()
         } else {
-            store.check_version()?;
+            self.check_version()
         }
-        Ok(store)
     }
 
     fn check_version(&self) -> Result<()> {
