@@ -54,23 +54,41 @@ pub fn verify(brain: &Brain, a: VerifyArgs) -> Result<ExitCode> {
         Some(s) => vec![brain.subject(&s)?],
         None => brain.subjects()?,
     };
-    let reports = subjects
+    // One subject that cannot be checked does not stop the others.
+    let results: Vec<_> = subjects
         .iter()
-        .map(|s| brain.verify(s, checkpoint.as_ref()))
-        .collect::<tm_brain::Result<Vec<_>>>()?;
+        .map(|s| (s, brain.verify(s, checkpoint.as_ref())))
+        .collect();
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&reports)?);
+        let out: Vec<serde_json::Value> = results
+            .iter()
+            .map(|(s, r)| match r {
+                Ok(report) => serde_json::to_value(report),
+                Err(e) => Ok(serde_json::json!({
+                    "subject": s.key.to_string(), "state": "error", "error": e.to_string()
+                })),
+            })
+            .collect::<serde_json::Result<_>>()?;
+        println!("{}", serde_json::to_string_pretty(&out)?);
     } else {
-        for r in &reports {
-            println!("{}", describe(r));
+        for (s, r) in &results {
+            match r {
+                Ok(report) => println!("{}", describe(report)),
+                Err(e) => println!("{}: could not be verified: {e}", s.key),
+            }
         }
-        if reports.is_empty() {
+        if results.is_empty() {
             println!("no subjects in {}", brain.location());
         }
     }
-    let broken = reports.iter().any(|r| r.state == ChainState::Broken);
+    let broken = results
+        .iter()
+        .any(|(_, r)| matches!(r, Ok(report) if report.state == ChainState::Broken));
+    let failed = results.iter().any(|(_, r)| r.is_err());
     Ok(if broken {
         ExitCode::from(2)
+    } else if failed {
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })

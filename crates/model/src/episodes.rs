@@ -335,6 +335,11 @@ pub enum Break {
     Reordered { seq: u64, written_as: u64 },
     /// The chain ends before a checkpoint taken earlier: truncated.
     Truncated { checkpoint_seq: u64, head_seq: u64 },
+    /// The row at `seq` cannot even be read as an episode (a field of the
+    /// wrong type, text that is not UTF-8): it was written behind the
+    /// store's back. `seq` is the row's own when that much reads, else the
+    /// position after the last row verified.
+    Unreadable { seq: u64, reason: String },
     /// The episode at the checkpoint's position no longer has the
     /// checkpoint's hash: the history up to it was rewritten.
     CheckpointMismatch {
@@ -351,7 +356,8 @@ impl Break {
             Break::Content { seq }
             | Break::Link { seq, .. }
             | Break::Reordered { seq, .. }
-            | Break::CheckpointMismatch { seq, .. } => *seq,
+            | Break::CheckpointMismatch { seq, .. }
+            | Break::Unreadable { seq, .. } => *seq,
             Break::MissingSeq { expected, .. } => *expected,
             Break::Truncated { head_seq, .. } => head_seq + 1,
         }
@@ -405,6 +411,10 @@ impl fmt::Display for Break {
                 "seq {seq}: rewritten before the checkpoint: the checkpoint says {} but the chain has {}",
                 short(expected),
                 short(found)
+            ),
+            Break::Unreadable { seq, reason } => write!(
+                f,
+                "seq {seq}: the row cannot be read as an episode ({reason}): written behind the store's back"
             ),
         }
     }

@@ -26,8 +26,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tm_model::beliefs::BeliefRow;
 use tm_model::episodes::{
-    Annotation, Appended, ChainReport, ChainState, ChainVerifier, Checkpoint, Episode, Hash, Kind,
-    NewEpisode, PrevLookup, StoredRow,
+    Annotation, Appended, Break, ChainReport, ChainState, ChainVerifier, Checkpoint, Episode, Hash,
+    Kind, NewEpisode, PrevLookup, StoredRow,
 };
 use tm_model::files::{FileAdded, FileVersion};
 use tm_model::map::ConceptMap;
@@ -98,6 +98,10 @@ pub enum Error {
     Sqlite(#[from] rusqlite::Error),
     #[error("database error: {0}")]
     Postgres(String),
+    /// A chain row whose fields cannot be read as an episode (written
+    /// behind the store's back); `verify` reports it as a break there.
+    #[error("the episode row at seq {seq} cannot be read: {reason}")]
+    UnreadableRow { seq: u64, reason: String },
     #[error("cannot open the database at {location}: {message}")]
     Open { location: String, message: String },
     #[error(
@@ -602,13 +606,19 @@ pub fn verify(r: &dyn Reader, s: &Subject, checkpoint: Option<&Checkpoint>) -> R
         subject: s,
     };
     let mut first_break = None;
-    r.chain_rows(s, &mut |row| match verifier.push(row, &mut lookup) {
+    let walked = r.chain_rows(s, &mut |row| match verifier.push(row, &mut lookup) {
         Ok(()) => true,
         Err(b) => {
             first_break = Some(b);
             false
         }
-    })?;
+    });
+    match walked {
+        Err(Error::UnreadableRow { seq, reason }) => {
+            first_break = Some(Break::Unreadable { seq, reason });
+        }
+        other => other?,
+    }
     if first_break.is_none()
         && let Some(cp) = checkpoint
     {

@@ -331,3 +331,29 @@ fn a_reused_external_id_is_refused_and_nothing_is_written() {
         "the whole transaction rolled back"
     );
 }
+
+/// A row of the wrong SQLite type (SQLite keeps whatever it is given) is a
+/// break at its own position, never a failure of the whole check.
+#[test]
+fn a_row_of_the_wrong_type_is_a_break_at_its_position() {
+    for (tamper, seq) in [
+        ("UPDATE episodes SET at = 'yesterday' WHERE seq = 7", 7),
+        ("UPDATE episodes SET text = X'FF00FE' WHERE seq = 12", 12),
+        ("UPDATE episodes SET salience = 'high' WHERE seq = 3", 3),
+        ("UPDATE episodes SET hash = 'abc' WHERE seq = 20", 20),
+    ] {
+        let (store, subject) = filled(30);
+        drop_triggers(&store);
+        store.raw_connection().execute_batch(tamper).unwrap();
+        let report = verify(&store, &subject, None).unwrap();
+        match report.first_break {
+            Some(Break::Unreadable { seq: at, reason }) => {
+                assert_eq!(at, seq, "{tamper}: {reason}");
+                assert!(!reason.is_empty());
+            }
+            other => panic!("{tamper}: {other:?}"),
+        }
+        assert_eq!(report.head_seq, seq - 1, "{tamper}");
+        assert_eq!(report.state, tm_model::episodes::ChainState::Broken);
+    }
+}

@@ -504,18 +504,25 @@ pub(crate) fn visit_chain_page(
 ) -> Result<bool> {
     let key = s.key.to_string();
     for r in rows {
+        let seq = r.get::<_, i64>(0) as u64;
+        // The columns are typed; only free text (bytes) can be written
+        // unreadable behind the store's back: a break at this row.
+        let unreadable = |e: Error| Error::UnreadableRow {
+            seq,
+            reason: e.to_string(),
+        };
         let fields = EpisodeFields {
             subject: &key,
-            seq: r.get::<_, i64>(0) as u64,
+            seq,
             kind: r.get(1),
             at_ms: r.get(2),
             salience: r.get(3),
-            summary: free_text(r, 4)?,
-            text: free_text(r, 5)?,
+            summary: free_text(r, 4).map_err(unreadable)?,
+            text: free_text(r, 5).map_err(unreadable)?,
             concepts_json: r.get(6),
             evidence_json: r.get(7),
             data_json: r.get(8),
-            external_id: free_text_opt(r, 9)?,
+            external_id: free_text_opt(r, 9).map_err(unreadable)?,
         };
         let row = StoredRow {
             fields,
@@ -1531,7 +1538,9 @@ pub(crate) fn activity_by_month<C: GenericClient>(
     s: &Subject,
 ) -> Result<Vec<(String, String, String, usize)>> {
     Ok(c.query(
-        "SELECT to_char(to_timestamp(at / 1000) AT TIME ZONE 'UTC', 'YYYY-MM') AS month, kind,
+        // Outside years 0000-9999 the month is named as SQLite names it.
+        "SELECT CASE WHEN at < -62167219200000 OR at > 253402300799999 THEN 'out of range'
+                     ELSE to_char(to_timestamp(at / 1000) AT TIME ZONE 'UTC', 'YYYY-MM') END AS month, kind,
                     COALESCE(verdict, '') AS v, COUNT(*)
              FROM episodes WHERE subject_id = $1 GROUP BY month, kind, v ORDER BY month, kind, v",
         &[&s.id],

@@ -354,12 +354,32 @@ pub(crate) fn chain_rows(
          FROM episodes WHERE subject_id = ?1 ORDER BY seq",
     )?;
     let mut rows = stmt.query([s.id])?;
+    let mut last = 0;
     while let Some(r) = rows.next()? {
-        let text = |i: usize| -> Result<&str> {
-            Ok(r.get_ref(i)?.as_str().map_err(rusqlite::Error::from)?)
-        };
-        let fields = EpisodeFields {
-            subject: &key,
+        // A field of the wrong type (SQLite keeps whatever it is given)
+        // is a break at this row, not a failure of the whole check.
+        let row = stored_row(r, &key).map_err(|e| Error::UnreadableRow {
+            seq: r
+                .get::<_, i64>(0)
+                .ok()
+                .filter(|&q| q > 0)
+                .map_or(last + 1, |q| q as u64),
+            reason: e.to_string(),
+        })?;
+        last = row.fields.seq;
+        if !visit(&row) {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// One chain row's fields, exactly as stored.
+fn stored_row<'r>(r: &'r rusqlite::Row<'_>, key: &'r str) -> rusqlite::Result<StoredRow<'r>> {
+    let text = |i: usize| -> rusqlite::Result<&'r str> { Ok(r.get_ref(i)?.as_str()?) };
+    Ok(StoredRow {
+        fields: EpisodeFields {
+            subject: key,
             seq: r.get::<_, i64>(0)? as u64,
             kind: text(1)?,
             at_ms: r.get(2)?,
@@ -369,21 +389,11 @@ pub(crate) fn chain_rows(
             concepts_json: text(6)?,
             evidence_json: text(7)?,
             data_json: text(8)?,
-            external_id: r
-                .get_ref(9)?
-                .as_str_or_null()
-                .map_err(rusqlite::Error::from)?,
-        };
-        let row = StoredRow {
-            fields,
-            prev_hash: r.get_ref(10)?.as_blob().map_err(rusqlite::Error::from)?,
-            hash: r.get_ref(11)?.as_blob().map_err(rusqlite::Error::from)?,
-        };
-        if !visit(&row) {
-            break;
-        }
-    }
-    Ok(())
+            external_id: r.get_ref(9)?.as_str_or_null()?,
+        },
+        prev_hash: r.get_ref(10)?.as_blob()?,
+        hash: r.get_ref(11)?.as_blob()?,
+    })
 }
 
 pub(crate) fn seq_of_hash(c: &Connection, s: &Subject, hash: &[u8]) -> Result<Option<u64>> {
