@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Independent verifier of tutor-memory's hash-chained episode log (SQLite).
+
+Written from the documented canonical encoding v1 (ARCHITECTURE.md, "The chain
+hash, byte by byte"), not from the Rust code; Python 3 standard library only.
+tools/chain_vectors.json holds test vectors of the encoding. Usage:
+
+    python3 verify_chain.py PATH.db [--json]
+
+Exit status: 0 every chain intact, 2 some chain broken, 1 usage or IO error.
+The database is opened read-only and never written.
+"""
+import argparse
+import hashlib
+import json
+import os
+import sqlite3
+import struct
+import sys
+import urllib.parse
+
+MAGIC = b"tutor-memory/episode/v1"
+GENESIS = b"tutor-memory/chain/v1/genesis\0"  # note the trailing NUL byte
+REORDER_SEARCH = 1024  # how far a moved row is looked for (as the Rust verifier)
+NAMES = ("seq", "kind", "at", "salience", "summary", "text", "concepts", "evidence",
+         "data", "external_id", "prev_hash", "hash")
+# Each column, then the SQLite type of every column (SQLite keeps whatever
+# it is given: a row written behind the store's back may hold another type).
+COLUMNS = ", ".join(NAMES) + ", " + ", ".join(f"typeof({n})" for n in NAMES)
+# The types a readable row has (salience may be stored as an integer).
+TYPES = {"seq": ("integer",), "at": ("integer",), "salience": ("real", "integer"),
+         "prev_hash": ("blob",), "hash": ("blob",), "external_id": ("text", "null")}
+
+
+def put(b):
+    """str(x): u32 big-endian byte length, then the bytes."""
+    return struct.pack(">I", len(b)) + b
+
+
+def genesis_hash(key):
+    """prev of seq 1: SHA-256(GENESIS || key), plain concatenation, no length."""
+    return hashlib.sha256(GENESIS + key).digest()
+
+
+def encode_v1(key, seq, kind, at_ms, salience, summary, text, concepts,
+              evidence, data, external_id, prev):
+    """The canonical encoding v1 (the bytes that are hashed). All text
+    arguments are UTF-8 bytes, as stored; prev is 32 raw bytes."""
+    out = [put(MAGIC), put(key), put(kind)]
+    # 24-byte block: seq u64, at i64 (ms, two's complement), salience as the
+    # IEEE-754 bits of an f64 (">d" is exactly the bits as a big-endian u64).
+    out.append(put(struct.pack(">Qqd", seq, at_ms, float(salience))))
+    out += [put(f) for f in (summary, text, concepts, evidence, data)]
+    if external_id is None:
+        out.append(put(b"\x00"))                      # 00000001 00
+    else:
+        out.append(put(b"\x01") + put(external_id))   # 00000001 01, then str(id)
+    out.append(prev)  # the previous hash: 32 raw bytes, no length prefix
+    return b"".join(out)
+
+
+def episode_hash(*fields):
+    return hashlib.sha256(encode_v1(*fields)).digest()
+
+
+def as_hash(b):
+    """The stored prev_hash as 32 bytes (zero-padded / cut, as the Rust code)."""
+    return (b + bytes(32))[:32]
+
+
+class Row:
+    def __init__(self, key, r):
+        """`r`: the columns (TEXT read as bytes), then their SQLite types."""
+        values, types = r[:len(NAMES)], [t.decode() for t in r[len(NAMES):]]
+        self.key = key
+        where = f"seq {values[0]!r}"
+        for name, v, t in zip(NAMES, values, types):
+            if t not in TYPES.get(name, ("text",)):
+                raise ValueError(f"{where}: {name} is {t}, not {'/'.join(TYPES.get(name, ('text',)))}")
+            if t == "text":
+                try:
+                    v.decode("utf-8")      # the stored bytes are hashed as they are
+                except UnicodeDecodeError:
+                    raise ValueError(f"{where}: {name} is not UTF-8") from None
+            setattr(self, name, v)
+
+    def hash_as(self, seq):
+        """This row's hash recomputed as if written at `seq`, after its own prev."""
+        return episode_hash(self.key, seq, self.kind, self.at, self.salience,
+                            self.summary, self.text, self.concepts, self.evidence,
+                            self.data, self.external_id, as_hash(self.prev_hash))
+
+
+def content_break(db, subject_id, key, row):
+    """A row that does not hash to its stored hash: moved (reordered) or edited.
+    Candidates: the seq after the row its prev_hash points at, then seq±d."""
+    cands = []
+    if as_hash(row.prev_hash) == genesis_hash(key):
+        cands.append(1)
+    else:
+        hit = db.execute("SELECT seq FROM episodes WHERE subject_id = ? AND hash = ?",
+                         (subject_id, row.prev_hash)).fetchone()
+        if hit:
+            cands.append(hit[0] + 1)
+    for d in range(1, REORDER_SEARCH + 1):
+        cands += [row.seq + d, row.seq - d]
+    for s in cands:
+        if s != row.seq and 0 < s < 2**64 and row.hash_as(s) == row.hash:
+            return {"kind": "reordered", "seq": row.seq, "written_as": s}
+    return {"kind": "content", "seq": row.seq}
+
+
+def verify_subject(db, subject_id, key):
+    """Walks one chain in seq order; returns a report like `verify --json`."""
+    prev, expected, brk = genesis_hash(key), 1, None
+    cur = db.execute(f"SELECT {COLUMNS} FROM episodes WHERE subject_id = ? ORDER BY seq",
+                     (subject_id,))
+    for r in cur:
+        try:
+            row = Row(key, r)
+        except ValueError as e:                 # 0. a row of the wrong types
+            seq = r[0] if isinstance(r[0], int) and r[0] > 0 else expected
+            brk = {"kind": "unreadable", "seq": seq, "reason": str(e)}
+            break
+        if row.seq != expected:                 # 1. continuity: 1, 2, 3, ...
+            brk = {"kind": "missing_seq", "expected": expected, "found": row.seq}
+            break
+        if row.hash_as(row.seq) != row.hash:    # 2. content (over the stored prev)
+            brk = content_break(db, subject_id, key, row)
+            break
+        if row.prev_hash != prev:               # 3. link to the row before
+            brk = {"kind": "link", "seq": row.seq, "expected_prev": prev.hex(),
+                   "found_prev": row.prev_hash.hex()}
+            break
+        prev, expected = row.hash, expected + 1
+    report = {"subject": key.decode("utf-8", "replace"),
+              "state": "broken" if brk else "intact",
+              "verified": expected - 1,        # rows verified before the break
+              "head_seq": expected - 1,        # last verified (0 = empty chain)
+              "head_hash": prev.hex()}         # its hash (genesis when empty)
+    if brk:
+        report["first_break"] = brk
+    return report
+
+
+def describe(r):
+    if r["state"] == "intact":
+        return (f"{r['subject']}: intact, {r['verified']} episodes, "
+                f"head seq {r['head_seq']} {r['head_hash']}")
+    b = r["first_break"]
+    what = {
+        "content": lambda: f"seq {b['seq']}: content hash mismatch (the row was edited)",
+        "link": lambda: (f"seq {b['seq']}: broken link (prev_hash {b['found_prev'][:12]}"
+                         f", the row before hashes to {b['expected_prev'][:12]})"),
+        "missing_seq": lambda: f"seq {b['expected']}: missing (next found is seq {b['found']})",
+        "reordered": lambda: f"seq {b['seq']}: reordered (written as seq {b['written_as']})",
+        "unreadable": lambda: f"seq {b['seq']}: the row cannot be read as an episode ({b['reason']})",
+    }[b["kind"]]()
+    return (f"{r['subject']}: BROKEN at {what}; {r['verified']} verified, "
+            f"last good seq {r['head_seq']} {r['head_hash']}")
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # usage errors exit 1, not argparse's default 2
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(1)
+
+
+def open_ro(path):
+    if not os.path.isfile(path):
+        raise OSError(f"no such file: {path}")
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    db = sqlite3.connect(uri, uri=True)
+    db.text_factory = bytes  # TEXT as its stored bytes, decoded (strictly) by Row
+    return db
+
+
+def main():
+    p = Parser(description="Verify tutor-memory episode hash chains (encoding v1).")
+    p.add_argument("db", help="the SQLite store")
+    p.add_argument("--json", action="store_true", help="print the reports as JSON")
+    a = p.parse_args()
+    try:
+        db = open_ro(a.db)
+        subjects = [(sid, key.decode("utf-8")) for sid, key in
+                    db.execute("SELECT id, key FROM subjects ORDER BY key").fetchall()]
+        reports = [verify_subject(db, sid, key.encode("utf-8")) for sid, key in subjects]
+    except (OSError, sqlite3.Error, ValueError, TypeError, AttributeError, struct.error) as e:
+        print(f"verify_chain: {a.db}: {e}", file=sys.stderr)
+        return 1
+    if a.json:
+        print(json.dumps(reports, indent=2, ensure_ascii=False))
+    else:
+        for r in reports:
+            print(describe(r))
+        if not reports:
+            print(f"no subjects in {a.db}")
+    return 2 if any(r["state"] == "broken" for r in reports) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
