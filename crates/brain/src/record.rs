@@ -174,6 +174,44 @@ fn draft(body: &EventBody) -> Option<(Kind, String, String)> {
     })
 }
 
+/// Reads the file a history names, confined to the history's folder: an
+/// absolute path, `..` or a link leading out of it is refused, as is
+/// anything but a regular file, and no more than [`MAX_FILE_BYTES`] are read.
+fn read_beside(base: &Path, path: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let cannot = |what: &dyn std::fmt::Display, e: &dyn std::fmt::Display| {
+        Error::Invalid(format!("cannot read {what}: {e}"))
+    };
+    let folder = base
+        .canonicalize()
+        .map_err(|e| cannot(&base.display(), &e))?;
+    let full = folder.join(path);
+    let real = full
+        .canonicalize()
+        .map_err(|e| cannot(&full.display(), &e))?;
+    if !real.starts_with(&folder) {
+        return Err(Error::Invalid(format!(
+            "the file path {path:?} leads outside the history's folder ({}): put the file beside the history",
+            folder.display()
+        )));
+    }
+    let file = std::fs::File::open(&real).map_err(|e| cannot(&real.display(), &e))?;
+    let meta = file.metadata().map_err(|e| cannot(&real.display(), &e))?;
+    if !meta.is_file() {
+        return Err(Error::Invalid(format!("{path:?} is not a regular file")));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot(&real.display(), &e))?;
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(Error::Invalid(format!(
+            "{path:?} is larger than {MAX_FILE_BYTES} bytes"
+        )));
+    }
+    Ok(bytes)
+}
+
 fn load_file(name: &str, source: &FileSource, base: Option<&Path>) -> Result<LoadedFile> {
     let (bytes, pages) = match source {
         FileSource::Path(p) => {
@@ -183,9 +221,7 @@ fn load_file(name: &str, source: &FileSource, base: Option<&Path>) -> Result<Loa
                         .into(),
                 )
             })?;
-            let full = base.join(p);
-            let bytes = std::fs::read(&full)
-                .map_err(|e| Error::Invalid(format!("cannot read {}: {e}", full.display())))?;
+            let bytes = read_beside(base, p)?;
             let pages =
                 tm_ingest::read_pages(name, &bytes).map_err(|e| Error::Invalid(e.to_string()))?;
             (bytes, pages)

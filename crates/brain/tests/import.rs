@@ -391,3 +391,47 @@ fn the_subject_line_may_name_the_learners_time_zone() {
         other => panic!("expected a history error, got {other:?}"),
     }
 }
+
+/// A history reads files beside it only: `..`, absolute paths, links out of
+/// its folder and devices are refused by name, and nothing is stored.
+#[test]
+fn a_history_reads_only_files_in_its_own_folder() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("h");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::write(dir.path().join("secret.txt"), "not yours").unwrap();
+    std::fs::write(folder.join("notes.md"), "# Osmosis\nWater moves.").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(dir.path().join("secret.txt"), folder.join("link.md")).unwrap();
+    let history = |path: &str| {
+        format!(
+            "{}\n{{\"type\":\"file\",\"at\":\"2026-03-01T08:00:00Z\",\"name\":\"n.md\",\"path\":{}}}",
+            r#"{"type":"subject","learner":"ana","subject":"cells","title":"Cells","language":"en"}"#,
+            serde_json::json!(path)
+        )
+    };
+    let mut store = memory();
+    let import_in = |store: &mut common::TestStore, path: &str| {
+        let h = folder.join("h.jsonl");
+        std::fs::write(&h, history(path)).unwrap();
+        tm_brain::import::import_file(&mut **store, &common::ix(), &h, &mut |_, _, _| {})
+    };
+    let outside = dir.path().join("secret.txt");
+    let mut refused = vec![
+        ("../secret.txt", "outside the history's folder"),
+        (outside.to_str().unwrap(), "outside the history's folder"),
+        ("/dev/zero", "outside the history's folder"),
+        ("missing.md", "cannot read"),
+    ];
+    if cfg!(unix) {
+        refused.push(("link.md", "outside the history's folder"));
+    }
+    for (path, why) in refused {
+        let err = import_in(&mut store, path).unwrap_err().to_string();
+        assert!(err.contains(why), "{path}: {err}");
+    }
+    assert!(store.subjects().unwrap().is_empty(), "nothing stored");
+    import_in(&mut store, "notes.md").unwrap();
+    let s = require_subject(&*store, &key()).unwrap();
+    assert_eq!(store.file_versions(&s).unwrap().len(), 1);
+}
