@@ -490,13 +490,22 @@ pub fn some_text(field: &str, text: &str) -> Result<(), EventError> {
     Ok(())
 }
 
-/// A usable file name: not empty, at most [`MAX_FILE_NAME_BYTES`], no control characters.
+/// A usable file name, the one rule for every way a file arrives (a history
+/// line, an event over HTTP, an upload): not empty, at most
+/// [`MAX_FILE_NAME_BYTES`], no control characters (NUL included), no `/` or
+/// `\` (a name, not a path), not `.` or `..`.
 pub fn file_name(name: &str) -> Result<(), EventError> {
-    if name.trim().is_empty()
+    let trimmed = name.trim();
+    if trimmed.is_empty()
         || name.len() > MAX_FILE_NAME_BYTES
         || name.chars().any(char::is_control)
+        || name.contains(['/', '\\'])
+        || trimmed == "."
+        || trimmed == ".."
     {
-        return Err(bad(format!("{name:?} is not a usable file name")));
+        return Err(bad(format!(
+            "{name:?} is not a usable file name: at most {MAX_FILE_NAME_BYTES} bytes, no control characters, no / or \\, not . or .."
+        )));
     }
     Ok(())
 }

@@ -341,8 +341,15 @@ pub async fn upload_file(
         }
     };
     let (mut bytes, mut filename, mut name, mut at) = (None, None, None, None);
+    let mut seen = std::collections::HashSet::new();
     while let Some(field) = multipart.next_field().await.map_err(multipart_err)? {
-        match field.name().unwrap_or("") {
+        let field_name = field.name().unwrap_or("").to_string();
+        if !seen.insert(field_name.clone()) {
+            return Err(ApiError::invalid(format!(
+                "the multipart field {field_name:?} is sent twice: one file, one name and one time a request"
+            )));
+        }
+        match field_name.as_str() {
             "file" => {
                 filename = field.file_name().map(str::to_string);
                 bytes = Some(field.bytes().await.map_err(multipart_err)?);
@@ -364,11 +371,8 @@ pub async fn upload_file(
         .ok_or_else(|| {
             ApiError::invalid("name the file: a filename on `file`, or a `name` field")
         })?;
-    if name.len() > 200 || name.contains(['/', '\\', '\0']) {
-        return Err(ApiError::invalid(
-            "a file name is at most 200 bytes, without / or \\",
-        ));
-    }
+    // One rule for a file's name, however it arrives (here or in an event).
+    tm_model::events::file_name(&name).map_err(|e| ApiError::invalid(e.0))?;
     let at = at_or_now(at.as_deref())?;
     let event = Event::new(
         at,

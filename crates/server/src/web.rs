@@ -6,9 +6,10 @@
 //! whose content is the fragment's target.
 //!
 //! Auth: the page takes the tenant's key as `Authorization: Bearer`, as the
-//! `tm_key` cookie, or as `?key=` (for a link a person can open; the page then
-//! sets the cookie, HttpOnly and SameSite=Strict, and asks for no referrer so
-//! the key does not travel on).
+//! `tm_key` cookie, or as `?key=` (for a link a person can open: the answer
+//! is then a 303 to the same address without the key, setting the cookie —
+//! HttpOnly, SameSite=Strict, Secure behind HTTPS — with no referrer, so the
+//! key neither stays in the browser's history nor travels on).
 
 use crate::auth::{Tenant, authenticate, bearer};
 use crate::error::{ApiError, ApiResult};
@@ -16,7 +17,7 @@ use crate::state::AppState;
 use crate::view::{ReportView, gather};
 use axum::extract::{Path, Query, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -98,6 +99,19 @@ pub async fn report_page(
         Ok(at) => at,
         Err(e) => return page_error(e),
     };
+    if from_query {
+        // A key in the address stays in the browser's history: set the
+        // cookie (only for a subject the key may see) and send the browser
+        // on to the same page without it.
+        let (l, s) = (learner.clone(), subject.clone());
+        let owned = state
+            .blocking(move |brain| crate::api::owned(brain, &tenant, &l, &s).map(|_| ()))
+            .await;
+        if let Err(e) = owned {
+            return page_error(e);
+        }
+        return to_clean_url(&parts, &key);
+    }
     let view = state
         .blocking(move |brain| {
             let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
@@ -113,16 +127,53 @@ pub async fn report_page(
                 header::CONTENT_SECURITY_POLICY,
                 HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
             );
-            if from_query
-                && let Ok(c) = HeaderValue::from_str(&format!(
-                    "tm_key={key}; HttpOnly; SameSite=Strict; Path=/subjects"
-                ))
-            {
-                h.insert(header::SET_COOKIE, c);
-            }
             res
         }
         Err(e) => page_error(e),
+    }
+}
+
+/// 303 to the page's own address without `key`, setting the key's cookie
+/// (`Secure` when the request came over HTTPS, as a TLS-terminating proxy
+/// says with `X-Forwarded-Proto`).
+fn to_clean_url(parts: &Parts, key: &str) -> Response {
+    let query: Vec<&str> = parts
+        .uri
+        .query()
+        .unwrap_or("")
+        .split('&')
+        .filter(|p| !p.is_empty() && p.split('=').next() != Some("key"))
+        .collect();
+    let mut location = parts.uri.path().to_string();
+    if !query.is_empty() {
+        location.push('?');
+        location.push_str(&query.join("&"));
+    }
+    let https = parts.uri.scheme_str() == Some("https")
+        || parts
+            .headers
+            .get("x-forwarded-proto")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case("https"));
+    let cookie = format!(
+        "tm_key={key}; HttpOnly; SameSite=Strict; Path=/subjects{}",
+        if https { "; Secure" } else { "" }
+    );
+    match (
+        HeaderValue::from_str(&location),
+        HeaderValue::from_str(&cookie),
+    ) {
+        (Ok(location), Ok(cookie)) => {
+            let mut res = StatusCode::SEE_OTHER.into_response();
+            let h = res.headers_mut();
+            h.insert(header::LOCATION, location);
+            h.insert(header::SET_COOKIE, cookie);
+            h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+            res
+        }
+        _ => page_error(ApiError::invalid(
+            "the key or the address cannot be a header",
+        )),
     }
 }
 

@@ -956,9 +956,45 @@ async fn the_report_as_json_and_as_a_page() {
             (status, cookie, body)
         }
     };
-    let (s, cookie, html) = page(format!("/subjects/ana/cells?key={}", h.a), None).await;
+    // A key in the address: a 303 to the address without it, with the cookie.
+    let (s, cookie, _) = page(
+        format!("/subjects/ana/cells?key={}&at=2026-11-20T10:00:00Z", h.a),
+        None,
+    )
+    .await;
+    assert_eq!(s, StatusCode::SEE_OTHER);
+    let cookie = cookie.unwrap();
+    assert!(
+        cookie.contains("HttpOnly") && !cookie.contains("Secure"),
+        "{cookie}"
+    );
+    let tm_key = cookie.split(';').next().unwrap().to_string();
+    let res = h
+        .app
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri(format!("/subjects/ana/cells?key={}", h.a))
+                .header("x-forwarded-proto", "https")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(res.headers()[header::LOCATION], "/subjects/ana/cells");
+    assert!(
+        res.headers()[header::SET_COOKIE]
+            .to_str()
+            .unwrap()
+            .contains("; Secure"),
+        "behind HTTPS the cookie is Secure"
+    );
+    let (s, _, html) = page(
+        "/subjects/ana/cells?at=2026-11-20T10:00:00Z".into(),
+        Some(tm_key),
+    )
+    .await;
     assert_eq!(s, StatusCode::OK);
-    assert!(cookie.as_deref().unwrap().contains("HttpOnly"));
     assert!(
         html.contains("data-concept=\"Cytoplasm\""),
         "the map draws its concepts"
@@ -1073,4 +1109,90 @@ async fn the_nightly_loop_is_for_admin_keys_and_runs_once_a_day() {
         )
         .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
+}
+
+/// One rule for a file's name whether it comes in an event or an upload, and
+/// an upload carries one file: a second `file` field is refused, not dropped.
+#[tokio::test]
+async fn file_names_follow_one_rule_and_an_upload_carries_one_file() {
+    let h = harness();
+    h.sample().await;
+    for bad in [
+        "../notes.md",
+        "a/b.md",
+        "nul\u{0}.md",
+        "..",
+        "back\\slash.md",
+    ] {
+        let (s, v) = h
+            .call(
+                "POST",
+                "/v1/subjects/ana/cells/events",
+                &h.a,
+                Some(json!({"type":"file","at":"2026-09-01T10:00:00Z","name":bad,"content":"x"})),
+            )
+            .await;
+        assert_eq!(
+            s,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad:?} as an event: {v}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("not a usable file name")
+        );
+        let (s, v) = h
+            .upload(
+                "/v1/subjects/ana/cells/files",
+                &h.a,
+                &bad.replace('\0', "%00"),
+                b"x",
+                "2026-09-01T10:00:00Z",
+            )
+            .await;
+        if !bad.contains('\0') {
+            assert_eq!(
+                s,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "{bad:?} as an upload: {v}"
+            );
+            assert!(
+                v["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("not a usable file name"),
+                "{v}"
+            );
+        }
+    }
+    let boundary = "XbOuNdArYx";
+    let part = |name: &str, text: &str| {
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{name}\"\r\n\r\n{text}\r\n"
+        )
+    };
+    let body = format!(
+        "{}{}--{boundary}--\r\n",
+        part("one.md", "# One"),
+        part("two.md", "# Two")
+    );
+    let (s, v) = h
+        .raw(
+            "POST",
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            &format!("multipart/form-data; boundary={boundary}"),
+            body.into_bytes(),
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("sent twice"),
+        "{v}"
+    );
 }
