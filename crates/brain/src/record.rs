@@ -236,10 +236,20 @@ fn load_file(name: &str, source: &FileSource, base: Option<&Path>) -> Result<Loa
                 tm_ingest::read_pages(name, b).map_err(|e| Error::Invalid(e.to_string()))?;
             (b.clone(), pages)
         }
-        FileSource::Pages(p) => (
-            p.join("\u{c}").into_bytes(),
-            tm_ingest::pages_from_list(p.clone()),
-        ),
+        FileSource::Pages(p) => {
+            // The same page bound as a file read from bytes.
+            let limit = tm_ingest::Limits::DEFAULT_MAX_PAGES;
+            if p.len() > limit {
+                return Err(Error::Invalid(format!(
+                    "{name}: {} pages is more than the limit of {limit} pages",
+                    p.len()
+                )));
+            }
+            (
+                p.join("\u{c}").into_bytes(),
+                tm_ingest::pages_from_list(p.clone()),
+            )
+        }
     };
     if bytes.len() > MAX_FILE_BYTES {
         return Err(Error::Invalid(format!(

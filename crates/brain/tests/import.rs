@@ -435,3 +435,17 @@ fn a_history_reads_only_files_in_its_own_folder() {
     let s = require_subject(&*store, &key()).unwrap();
     assert_eq!(store.file_versions(&s).unwrap().len(), 1);
 }
+
+/// An inline file of more pages than a read file may have is refused too.
+#[test]
+fn an_inline_file_of_too_many_pages_is_refused() {
+    let pages: Vec<String> = (0..tm_ingest::Limits::DEFAULT_MAX_PAGES + 1)
+        .map(|i| format!("page {i}"))
+        .collect();
+    let line = serde_json::json!({"type":"file","at":"2026-03-01T08:00:00Z","name":"big.md","pages":pages});
+    let mut store = memory();
+    let err = import(&mut *store, &lines(&[&line.to_string()]))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("more than the limit of 5000 pages"), "{err}");
+}

@@ -16,6 +16,16 @@ pub enum Error {
     #[error("{name}: {size} bytes is more than the limit of {limit} bytes")]
     TooLarge { name: String, size: u64, limit: u64 },
 
+    /// The PDF's streams inflate past [`Limits::max_inflated`] bytes, or
+    /// one content stream past [`Limits::max_content_inflated`].
+    #[error(
+        "{name}: its compressed streams inflate past the limits ({limit} bytes in all, {content_limit} for a page's content): a compression bomb, or a file too large to read"
+    )]
+    Inflates {
+        name: String,
+        limit: u64,
+        content_limit: u64,
+    },
     /// The file has more pages than [`Limits::max_pages`].
     #[error("{name}: {pages} pages is more than the limit of {limit} pages")]
     TooManyPages {

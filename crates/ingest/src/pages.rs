@@ -66,11 +66,20 @@ pub struct Limits {
     pub max_bytes: u64,
     /// Files with more pages are refused ([`Error::TooManyPages`]).
     pub max_pages: usize,
+    /// A PDF whose compressed streams inflate past this many bytes in all
+    /// is refused before its text is read ([`Error::Inflates`]): a 46 KB
+    /// file can inflate to gigabytes.
+    pub max_inflated: u64,
+    /// Nor may one content stream (a page's, a form's) inflate past this:
+    /// reading a page costs about a hundred times its content in memory.
+    pub max_content_inflated: u64,
 }
 
 impl Limits {
     pub const DEFAULT_MAX_BYTES: u64 = 50 * 1024 * 1024;
     pub const DEFAULT_MAX_PAGES: usize = 5_000;
+    pub const DEFAULT_MAX_INFLATED: u64 = 64 * 1024 * 1024;
+    pub const DEFAULT_MAX_CONTENT_INFLATED: u64 = 4 * 1024 * 1024;
 }
 
 impl Default for Limits {
@@ -78,6 +87,8 @@ impl Default for Limits {
         Limits {
             max_bytes: Self::DEFAULT_MAX_BYTES,
             max_pages: Self::DEFAULT_MAX_PAGES,
+            max_inflated: Self::DEFAULT_MAX_INFLATED,
+            max_content_inflated: Self::DEFAULT_MAX_CONTENT_INFLATED,
         }
     }
 }
@@ -136,7 +147,7 @@ pub fn read_pages_with(name: &str, bytes: &[u8], limits: &Limits) -> Result<Page
     }
     let format = FileFormat::detect(name, bytes);
     let pages = match format {
-        FileFormat::Pdf => pdf::read(name, bytes, limits.max_pages)?,
+        FileFormat::Pdf => pdf::read(name, bytes, limits)?,
         FileFormat::Markdown | FileFormat::Text => {
             // A `.pdf` without the magic is a damaged or mislabelled PDF; reading it as
             // text would only produce a confusing "invalid UTF-8" error.

@@ -248,6 +248,7 @@ fn limits_refuse_large_files_and_too_many_pages() {
     let limits = Limits {
         max_bytes: 10,
         max_pages: 2,
+        ..Limits::default()
     };
     match read_pages_with("big.txt", b"eleven byte", &limits) {
         Err(Error::TooLarge {
@@ -266,8 +267,8 @@ fn limits_refuse_large_files_and_too_many_pages() {
     }
     let pdf = three_pages();
     let limits = Limits {
-        max_bytes: Limits::DEFAULT_MAX_BYTES,
         max_pages: 2,
+        ..Limits::default()
     };
     assert!(matches!(
         read_pages_with("book.pdf", &pdf, &limits),
@@ -556,4 +557,74 @@ fn ghostscript_pdf_reads_per_page_and_reports_the_drawing_as_blank() {
         ]
     );
     assert_eq!(pages.blank_pages(), [3]);
+}
+
+/// A small PDF whose content stream inflates to far more than it weighs (a
+/// compression bomb, Flate or LZW) is refused before anything inflates it
+/// without a bound; under the bound the same file reads.
+#[test]
+fn a_pdf_that_inflates_past_the_bound_is_refused_before_it_is_read() {
+    use std::io::Write;
+    // 4 MB of content: one line of text, then spaces (valid, and it compresses ~1000:1).
+    let mut content = b"BT /F1 12 Tf 72 720 Td (Bomb page) Tj ET\n".to_vec();
+    content.resize(4 * 1024 * 1024, b' ');
+    let flate = {
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        z.write_all(&content).unwrap();
+        z.finish().unwrap()
+    };
+    let lzw = weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+        .encode(&content)
+        .unwrap();
+    for (filter, packed) in [("FlateDecode", flate), ("LZWDecode", lzw)] {
+        let mut doc = make_doc(&[&["placeholder"]]);
+        let page = *doc.get_pages().values().next().unwrap();
+        let contents = doc
+            .get_dictionary(page)
+            .unwrap()
+            .get(b"Contents")
+            .unwrap()
+            .as_reference()
+            .unwrap();
+        doc.objects.insert(
+            contents,
+            Object::Stream(
+                Stream::new(dictionary! { "Filter" => filter }, packed.clone())
+                    .with_compression(false),
+            ),
+        );
+        let mut bytes = Vec::new();
+        doc.save_to(&mut bytes).unwrap();
+        assert!(bytes.len() < 200 * 1024, "{filter}: {} bytes", bytes.len());
+        let small = Limits {
+            max_inflated: 1024 * 1024,
+            ..Limits::default()
+        };
+        match read_pages_with("bomb.pdf", &bytes, &small) {
+            Err(e @ Error::Inflates { .. }) => {
+                assert!(e.to_string().contains("inflate"), "{e}");
+            }
+            other => panic!("{filter}: expected Inflates, got {other:?}"),
+        }
+        let pages = read_pages_with("bomb.pdf", &bytes, &Limits::default()).unwrap();
+        assert!(
+            pages.pages[0].contains("Bomb page"),
+            "{filter}: {:?}",
+            pages.pages
+        );
+        // One page's content past its own bound, the file's budget aside.
+        let one_page = Limits {
+            max_content_inflated: 1024 * 1024,
+            ..Limits::default()
+        };
+        assert!(
+            matches!(
+                read_pages_with("bomb.pdf", &bytes, &one_page),
+                Err(Error::Inflates { .. })
+            ),
+            "{filter}"
+        );
+    }
+    assert_eq!(Limits::default().max_inflated, 64 * 1024 * 1024);
+    assert_eq!(Limits::default().max_content_inflated, 4 * 1024 * 1024);
 }

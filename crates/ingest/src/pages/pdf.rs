@@ -42,14 +42,16 @@ enum Failure {
     Broken(String),
     Encrypted,
     TooManyPages(usize),
+    Inflates,
 }
 
-pub(super) fn read(name: &str, bytes: &[u8], max_pages: usize) -> Result<Vec<String>> {
+pub(super) fn read(name: &str, bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>> {
+    let max_pages = limits.max_pages;
     let outcome = std::thread::scope(|scope| {
         std::thread::Builder::new()
             .name("tm-ingest-pdf".to_owned())
             .stack_size(PARSER_STACK)
-            .spawn_scoped(scope, || extract(bytes, max_pages))
+            .spawn_scoped(scope, || extract(bytes, limits))
             .map(|handle| handle.join())
     });
     let failure = match outcome {
@@ -74,10 +76,16 @@ pub(super) fn read(name: &str, bytes: &[u8], max_pages: usize) -> Result<Vec<Str
             pages,
             limit: max_pages,
         },
+        Failure::Inflates => Error::Inflates {
+            name: name.to_owned(),
+            limit: limits.max_inflated,
+            content_limit: limits.max_content_inflated,
+        },
     })
 }
 
-fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
+fn extract(bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>, Failure> {
+    let max_pages = limits.max_pages;
     let mut doc = quietly(|| Document::load_mem(bytes))
         .map_err(|panic| Failure::Broken(format!("the PDF parser failed: {panic}")))?
         .map_err(|error| Failure::Broken(format!("cannot parse the PDF: {error}")))?;
@@ -93,6 +101,11 @@ fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
     }
     if pages.is_empty() {
         return Err(Failure::Broken("the PDF has no pages".to_owned()));
+    }
+    // Before anything inflates a stream without a bound (the operator
+    // rewrite and the extractor both do).
+    if !inflates_within(&doc, &pages, limits) {
+        return Err(Failure::Inflates);
     }
     quietly(|| expand_next_line_operators(&mut doc, &pages))
         .map_err(|panic| Failure::Broken(format!("cannot read the page contents: {panic}")))?;
@@ -110,6 +123,114 @@ fn extract(bytes: &[u8], max_pages: usize) -> Result<Vec<String>, Failure> {
         texts.push(tidy(&text));
     }
     Ok(texts)
+}
+
+/// Whether every compressed stream of the document (images left out: the
+/// text reader never decodes them) inflates to at most the file's budget in
+/// all, and each content stream (a page's, a form XObject's) to at most its
+/// own, decoding with the filters lopdf would, through the budget.
+fn inflates_within(
+    doc: &Document,
+    pages: &BTreeMap<u32, ObjectId>,
+    limits: &crate::Limits,
+) -> bool {
+    let mut contents: HashSet<ObjectId> = HashSet::new();
+    for &page in pages.values() {
+        if let Ok(dict) = doc.get_dictionary(page) {
+            match dict.get(b"Contents") {
+                Ok(Object::Reference(id)) => {
+                    contents.insert(*id);
+                }
+                Ok(Object::Array(parts)) => {
+                    contents.extend(parts.iter().filter_map(|p| p.as_reference().ok()));
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut left = limits.max_inflated;
+    for (id, object) in &doc.objects {
+        let Object::Stream(stream) = object else {
+            continue;
+        };
+        let subtype = stream.dict.get(b"Subtype").and_then(Object::as_name).ok();
+        let budget = if contents.contains(id) || subtype == Some(b"Form".as_slice()) {
+            left.min(limits.max_content_inflated)
+        } else {
+            left
+        };
+        if subtype == Some(b"Image".as_slice()) {
+            continue;
+        }
+        let Ok(filters) = stream.filters() else {
+            continue; // not compressed: its size is the file's
+        };
+        let mut data = std::borrow::Cow::Borrowed(stream.content.as_slice());
+        for filter in filters {
+            let decoded = match filter {
+                b"FlateDecode" => inflate_bounded(&data, budget),
+                b"LZWDecode" => lzw_bounded(&data, budget, early_change(&stream.dict)),
+                _ => break, // ASCII85 and the like shrink; unknown ones fail later
+            };
+            match decoded {
+                Some(d) => data = std::borrow::Cow::Owned(d),
+                None => return false,
+            }
+        }
+        if !matches!(data, std::borrow::Cow::Borrowed(_)) {
+            left = left.saturating_sub(data.len() as u64);
+        }
+    }
+    true
+}
+
+/// At most `limit` bytes of a zlib (else raw deflate) stream; `None` past it.
+/// A stream that does not decode is left for the reader to report.
+fn inflate_bounded(input: &[u8], limit: u64) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let zlib = flate2::read::ZlibDecoder::new(input)
+        .take(limit + 1)
+        .read_to_end(&mut out);
+    if zlib.is_err() && out.is_empty() && input.len() > 2 {
+        let _ = flate2::read::DeflateDecoder::new(&input[2..])
+            .take(limit + 1)
+            .read_to_end(&mut out);
+    }
+    (out.len() as u64 <= limit).then_some(out)
+}
+
+/// `/DecodeParms /EarlyChange` (default 1), as lopdf reads it.
+fn early_change(dict: &Dictionary) -> bool {
+    dict.get(b"DecodeParms")
+        .and_then(Object::as_dict)
+        .and_then(|p| p.get(b"EarlyChange"))
+        .and_then(Object::as_i64)
+        .map_or(true, |v| v != 0)
+}
+
+/// At most `limit` bytes of an LZW stream (as lopdf decodes it); `None` past it.
+fn lzw_bounded(input: &[u8], limit: u64, early_change: bool) -> Option<Vec<u8>> {
+    let mut decoder = if early_change {
+        weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+    } else {
+        weezl::decode::Decoder::new(weezl::BitOrder::Msb, 8)
+    };
+    let mut out = Vec::new();
+    let mut rest = input;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let r = decoder.decode_bytes(rest, &mut buf);
+        out.extend_from_slice(&buf[..r.consumed_out]);
+        rest = &rest[r.consumed_in..];
+        if out.len() as u64 > limit {
+            return None;
+        }
+        match r.status {
+            Ok(weezl::LzwStatus::Ok) if r.consumed_in > 0 || r.consumed_out > 0 => {}
+            _ => return Some(out),
+        }
+    }
 }
 
 /// Rewrites `'` (`T*` then `Tj`) and `"` (`Tw`, `Tc`, `T*`, `Tj`) in the pages' content
