@@ -10,6 +10,8 @@
 pub mod beliefs;
 pub mod block;
 pub mod brain;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod grounding;
 pub mod history;
 pub mod import;

@@ -8,8 +8,9 @@
 //!    `゠` U+30A0) become `=`.
 //! 3. Invisible format characters (soft hyphen, zero-width joiners, word
 //!    joiner, bidi controls and isolates, BOM, Arabic letter mark…) are
-//!    removed, so they cannot hide a phrase from step 6; a zero-width space
-//!    counts as a space.
+//!    removed (before step 1 as well, so that combining marks they separated
+//!    are put in canonical order), so they cannot hide a phrase from step 6;
+//!    a zero-width space counts as a space.
 //! 4. Every control character and line or paragraph separator (`\n`, `\r`,
 //!    `\t`, U+0085, U+2028, U+2029…) becomes a space; runs of whitespace fold
 //!    to one space; the ends are trimmed. The text is one line.
@@ -64,7 +65,10 @@ pub fn neutralise(text: &str) -> String {
     let mut flat = String::with_capacity(text.len());
     let mut space = false;
     let mut last_eq = false;
-    for c in text.nfkc() {
+    // Invisible characters go before normalising too: removed afterwards,
+    // they could leave combining marks out of canonical order, which a
+    // second pass would reorder (found by fuzzing).
+    for c in text.chars().filter(|&c| !invisible(c)).nfkc() {
         if invisible(c) {
             continue;
         }
