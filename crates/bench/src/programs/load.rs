@@ -52,6 +52,10 @@ pub struct Options {
     /// itself, so the block figures of two runs compare).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 10.0))]
     pub write_rate: f64,
+    /// Print a line every this many seconds (blocks, p99, errors, drops and
+    /// the servers' resident memory over the interval): a soak's time line.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub every: Option<u64>,
 }
 
 const TOPICS: &[&str] = &[
@@ -221,10 +225,11 @@ pub fn run(args: &Options) -> Result<()> {
             })
         })
         .collect();
+    let window = Arc::new(std::sync::Mutex::new(Interval::default()));
     let workers: Vec<_> = (0..args.clients.max(1))
         .map(|c| {
             let url = urls[c % urls.len()].clone();
-            let (auth, running) = (auth.clone(), running.clone());
+            let (auth, running, window) = (auth.clone(), running.clone(), window.clone());
             std::thread::spawn(move || {
                 let agent = new_agent();
                 let mut lat = Vec::new();
@@ -234,19 +239,48 @@ pub fn run(args: &Options) -> Result<()> {
                     let q = QUESTIONS[i % QUESTIONS.len()];
                     i += 1;
                     let t = Instant::now();
-                    match post(&agent, &url, &auth, q, at) {
+                    let outcome = post(&agent, &url, &auth, q, at);
+                    let ms = t.elapsed().as_secs_f64() * 1e3;
+                    match outcome {
                         Ok(d) => {
-                            lat.push(t.elapsed().as_secs_f64() * 1e3);
+                            lat.push(ms);
                             dropped += usize::from(d);
                         }
                         Err(_) => errors += 1,
+                    }
+                    if let Ok(mut w) = window.lock() {
+                        w.record(outcome.ok(), ms);
                     }
                 }
                 (lat, errors, dropped)
             })
         })
         .collect();
-    std::thread::sleep(Duration::from_secs(args.seconds));
+    match args.every.filter(|&e| e > 0) {
+        None => std::thread::sleep(Duration::from_secs(args.seconds)),
+        Some(every) => {
+            println!("| second | blocks/s | p99 ms | errors | dropped | servers' memory (VmRSS) |");
+            println!("|---|---|---|---|---|---|");
+            let end = started + Duration::from_secs(args.seconds);
+            while Instant::now() < end {
+                std::thread::sleep(Duration::from_secs(every).min(end - Instant::now()));
+                let mut w = std::mem::take(
+                    &mut *window
+                        .lock()
+                        .map_err(|_| anyhow::anyhow!("a client thread failed"))?,
+                );
+                println!(
+                    "| {:.0} | {:.0} | {:.1} | {} | {} | {} |",
+                    started.elapsed().as_secs_f64(),
+                    w.ms.len() as f64 / every as f64,
+                    w.p99(),
+                    w.errors,
+                    w.dropped,
+                    servers.rss()
+                );
+            }
+        }
+    }
     running.store(false, Ordering::Relaxed);
     let mut lat = Vec::new();
     let (mut errors, mut dropped) = (0, 0);
@@ -325,6 +359,31 @@ pub fn run(args: &Options) -> Result<()> {
     Ok(())
 }
 
+/// What the clients saw since the last line of a time line.
+#[derive(Default)]
+struct Interval {
+    ms: Vec<f64>,
+    errors: usize,
+    dropped: usize,
+}
+
+impl Interval {
+    fn record(&mut self, dropped: Option<bool>, ms: f64) {
+        match dropped {
+            Some(d) => {
+                self.ms.push(ms);
+                self.dropped += usize::from(d);
+            }
+            None => self.errors += 1,
+        }
+    }
+
+    fn p99(&mut self) -> f64 {
+        self.ms.sort_by(f64::total_cmp);
+        super::percentile(&self.ms, 0.99)
+    }
+}
+
 /// The servers under load: one in this process, or several
 /// `tutor-memory serve` processes over the same store.
 struct Servers {
@@ -338,6 +397,21 @@ struct Servers {
 }
 
 impl Servers {
+    /// Their resident memory now: this process's (server and clients) when
+    /// the server runs here, else each server process's.
+    fn rss(&self) -> String {
+        let mib = |pid| super::rss_mib(pid).map_or("?".to_string(), |m| format!("{m:.0} MiB"));
+        if self.children.is_empty() {
+            format!("{} (this process)", mib(None))
+        } else {
+            self.children
+                .iter()
+                .map(|c| mib(Some(c.id())))
+                .collect::<Vec<_>>()
+                .join(", ")
+        }
+    }
+
     fn start(args: &Options, brain: tm_brain::Brain, location: &str) -> Result<Servers> {
         if args.servers <= 1 {
             let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default())

@@ -153,6 +153,18 @@ pub fn peak_mib() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
+/// Resident memory of a process now (VmRSS; `pid` none: this one), in MiB.
+pub fn rss_mib(pid: Option<u32>) -> Option<f64> {
+    let path = match pid {
+        Some(p) => format!("/proc/{p}/status"),
+        None => "/proc/self/status".to_string(),
+    };
+    let status = std::fs::read_to_string(path).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
 /// Resets VmHWM to the current resident size (Linux ≥ 4.0), so the next
 /// reading is the peak of what follows.
 pub fn reset_peak() -> bool {
