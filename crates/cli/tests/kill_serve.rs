@@ -2,7 +2,7 @@
 //! every write the server acknowledged is in the store afterwards, and
 //! every chain verifies. A write is acknowledged only once committed.
 
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -11,15 +11,10 @@ use tm_model::subject::SubjectKey;
 use tm_store::sqlite::SqliteStore;
 use tm_store::{Reader, require_subject, verify};
 
+mod common;
+
 const CYCLES: usize = 20;
 const WRITERS: usize = 4;
-
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_tutor-memory"));
-    // The hashing embedder: this test is about durability, not the model.
-    c.env("TUTOR_MEMORY_EMBEDDER", "hash");
-    c
-}
 
 fn start(db: &std::path::Path) -> (Child, String) {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
@@ -28,9 +23,7 @@ fn start(db: &std::path::Path) -> (Child, String) {
         .unwrap()
         .port();
     let addr = format!("127.0.0.1:{port}");
-    let child = bin()
-        .arg("--db")
-        .arg(db)
+    let child = common::tm(db)
         .args(["serve", "--addr", &addr])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -57,12 +50,7 @@ fn agent() -> ureq::Agent {
 fn every_acknowledged_write_survives_sigkill_of_serve() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let out = bin()
-        .arg("--db")
-        .arg(&db)
-        .args(["keys", "create", "--tenant", "acme"])
-        .output()
-        .unwrap();
+    let out = common::run(&db, &["keys", "create", "--tenant", "acme"]);
     assert!(
         out.status.success(),
         "{}",

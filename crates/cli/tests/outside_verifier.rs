@@ -5,19 +5,15 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 fn python() -> Option<String> {
     let ok = Command::new("python3").arg("--version").output().ok()?;
     ok.status.success().then(|| "python3".to_string())
 }
 
 fn ours(db: &Path) -> (Option<i32>, serde_json::Value) {
-    let out = Command::new(env!("CARGO_BIN_EXE_tutor-memory"))
-        .env("TUTOR_MEMORY_EMBEDDER", "hash")
-        .arg("--db")
-        .arg(db)
-        .args(["verify", "--json"])
-        .output()
-        .unwrap();
+    let out = common::run(db, &["verify", "--json"]);
     (
         out.status.code(),
         serde_json::from_slice(&out.stdout).unwrap(),
@@ -86,14 +82,7 @@ fn a_verifier_written_from_the_docs_agrees_with_ours() {
     let db = dir.path().join("v.db");
     let sample =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/cell-biology/history.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_tutor-memory"))
-        .env("TUTOR_MEMORY_EMBEDDER", "hash")
-        .arg("--db")
-        .arg(&db)
-        .arg("import")
-        .arg(&sample)
-        .output()
-        .unwrap();
+    let out = common::tm(&db).arg("import").arg(&sample).output().unwrap();
     assert!(
         out.status.success(),
         "{}",

@@ -1,7 +1,9 @@
 //! `verify` through the binary: a corrupt row in one subject is a break at
 //! its position (exit 2), and every other subject is still verified.
 
-use std::process::Command;
+use common::run;
+
+mod common;
 
 fn history(learner: &str) -> String {
     let mut text = format!(
@@ -14,16 +16,6 @@ fn history(learner: &str) -> String {
         ));
     }
     text
-}
-
-fn run(db: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_tutor-memory"))
-        .env("TUTOR_MEMORY_EMBEDDER", "hash")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
