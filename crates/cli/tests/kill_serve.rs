@@ -2,10 +2,9 @@
 //! every write the server acknowledged is in the store afterwards, and
 //! every chain verifies. A write is acknowledged only once committed.
 
-use std::process::{Child, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tm_model::episodes::ChainState;
 use tm_model::subject::SubjectKey;
 use tm_store::sqlite::SqliteStore;
@@ -16,54 +15,18 @@ mod common;
 const CYCLES: usize = 20;
 const WRITERS: usize = 4;
 
-fn start(db: &std::path::Path) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let child = common::tm(db)
-        .args(["serve", "--addr", &addr])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let agent = agent();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while agent.get(format!("http://{addr}/healthz")).call().is_err() {
-        assert!(Instant::now() < deadline, "serve did not come up");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child, addr)
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .timeout_global(Some(Duration::from_secs(10)))
-        .http_status_as_error(false)
-        .build()
-        .into()
-}
-
 #[test]
 fn every_acknowledged_write_survives_sigkill_of_serve() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("s.db");
-    let out = common::run(&db, &["keys", "create", "--tenant", "acme"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let key = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let key = common::key(&db, "acme");
     let auth = format!("Bearer {key}");
 
     let mut acknowledged: Vec<String> = Vec::new();
     for cycle in 0..CYCLES {
-        let (mut child, addr) = start(&db);
+        let (mut child, addr) = common::serve(&db);
         if cycle == 0 {
-            let res = agent()
+            let res = common::agent()
                 .post(format!("http://{addr}/v1/subjects"))
                 .header("Authorization", &auth)
                 .send_json(serde_json::json!({
@@ -77,7 +40,7 @@ fn every_acknowledged_write_survives_sigkill_of_serve() {
             .map(|w| {
                 let (addr, auth, running) = (addr.clone(), auth.clone(), running.clone());
                 std::thread::spawn(move || {
-                    let agent = agent();
+                    let agent = common::agent();
                     let mut ok = Vec::new();
                     let mut i = 0;
                     while running.load(Ordering::Relaxed) {

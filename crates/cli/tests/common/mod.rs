@@ -2,7 +2,8 @@
 //! What the binary's tests share.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// `tutor-memory --db DB` with the hashing embedder (these tests are about
 /// the store and the service, not the model).
@@ -15,4 +16,48 @@ pub fn tm(db: &Path) -> Command {
 /// Runs `tutor-memory --db DB ARGS…` to the end.
 pub fn run(db: &Path, args: &[&str]) -> Output {
     tm(db).args(args).output().unwrap()
+}
+
+/// `tutor-memory serve` on a free loopback port, once it answers /healthz:
+/// the process and its address.
+pub fn serve(db: &Path) -> (Child, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let child = tm(db)
+        .args(["serve", "--addr", &addr])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let agent = agent();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while agent.get(format!("http://{addr}/healthz")).call().is_err() {
+        assert!(Instant::now() < deadline, "serve did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, addr)
+}
+
+/// An HTTP client that returns error statuses as responses.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .http_status_as_error(false)
+        .build()
+        .into()
+}
+
+/// A tenant's new API key in the store at `db`.
+pub fn key(db: &Path, tenant: &str) -> String {
+    let out = run(db, &["keys", "create", "--tenant", tenant]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
