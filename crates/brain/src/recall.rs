@@ -110,39 +110,93 @@ struct Derived {
 }
 
 /// A subject's vectors from one embedder, held in memory for exact search.
+/// Stored in segments shared between versions of the set: the vectors of new
+/// episodes become a new segment, so a write costs its own vectors, not a
+/// copy of the subject's (many small segments are merged now and then).
 struct VectorSet {
-    ids: Vec<i64>,
-    index: HashMap<i64, usize>,
-    data: Vec<f32>,
+    segments: Vec<Arc<Segment>>,
+    /// Where each id's vector is: (segment, position).
+    index: HashMap<i64, (u32, u32)>,
     dim: usize,
     /// The store's vector stamp when loaded: a change means vectors were
     /// stored since.
     stamp: (u64, i64),
 }
 
+#[derive(Default)]
+struct Segment {
+    ids: Vec<i64>,
+    data: Vec<f32>,
+}
+
+/// More segments than this are merged into one.
+const MAX_SEGMENTS: usize = 32;
+
 impl VectorSet {
     fn empty(dim: usize, stamp: (u64, i64)) -> VectorSet {
         VectorSet {
-            ids: Vec::new(),
+            segments: Vec::new(),
             index: HashMap::new(),
-            data: Vec::new(),
             dim,
             stamp,
         }
     }
 
+    /// A new set: this one's segments and a new one of `rows`.
+    fn grown(&self, rows: Vec<(i64, Vec<f32>)>, stamp: (u64, i64)) -> VectorSet {
+        let mut set = VectorSet {
+            segments: self.segments.clone(),
+            index: self.index.clone(),
+            dim: self.dim,
+            stamp,
+        };
+        set.push(rows);
+        if set.segments.len() > MAX_SEGMENTS {
+            set.merge();
+        }
+        set
+    }
+
     fn push(&mut self, rows: Vec<(i64, Vec<f32>)>) {
-        self.ids.reserve(rows.len());
-        self.index.reserve(rows.len());
-        self.data.reserve(rows.len() * self.dim);
+        let n = self.segments.len() as u32;
+        let mut seg = Segment::default();
+        seg.ids.reserve(rows.len());
+        seg.data.reserve(rows.len() * self.dim);
         for (id, v) in rows {
             if v.len() != self.dim {
                 continue; // a vector of another shape cannot be compared
             }
-            self.index.insert(id, self.ids.len());
-            self.ids.push(id);
-            self.data.extend_from_slice(&v);
+            self.index.insert(id, (n, seg.ids.len() as u32));
+            seg.ids.push(id);
+            seg.data.extend_from_slice(&v);
         }
+        if !seg.ids.is_empty() {
+            self.segments.push(Arc::new(seg));
+        }
+    }
+
+    fn merge(&mut self) {
+        let rows: Vec<(i64, Vec<f32>)> = self.iter().map(|(id, v)| (id, v.to_vec())).collect();
+        self.segments.clear();
+        self.index.clear();
+        self.push(rows);
+    }
+
+    /// Every (id, vector).
+    fn iter(&self) -> impl Iterator<Item = (i64, &[f32])> {
+        self.segments
+            .iter()
+            .flat_map(|s| s.ids.iter().copied().zip(s.data.chunks_exact(self.dim)))
+    }
+
+    /// The vector of `id`, if the set has one.
+    fn get(&self, id: i64) -> Option<&[f32]> {
+        let &(s, p) = self.index.get(&id)?;
+        let (s, p) = (s as usize, p as usize);
+        self.segments
+            .get(s)?
+            .data
+            .get(p * self.dim..(p + 1) * self.dim)
     }
 }
 
@@ -268,15 +322,7 @@ impl Recaller {
             Some(v) if stamp.0 > v.stamp.0 && stamp.1 > v.stamp.1 => {
                 let new = store.vectors_after(subject, &name, v.stamp.1)?;
                 if new.len() as u64 == stamp.0 - v.stamp.0 {
-                    let mut set = VectorSet {
-                        ids: v.ids.clone(),
-                        index: v.index.clone(),
-                        data: v.data.clone(),
-                        dim,
-                        stamp,
-                    };
-                    set.push(new);
-                    grown = Some(set);
+                    grown = Some(v.grown(new, stamp));
                 }
             }
             _ => {}
@@ -508,10 +554,8 @@ impl Recaller {
         let mut semantic: HashMap<i64, f32> = HashMap::new();
         if let Some(qv) = qvec.filter(|v| v.len() == vectors.dim) {
             let mut scored: Vec<(f32, i64)> = vectors
-                .ids
                 .iter()
-                .zip(vectors.data.chunks_exact(vectors.dim))
-                .map(|(id, v)| (tm_embed::cosine(qv, v), *id))
+                .map(|(id, v)| (tm_embed::cosine(qv, v), id))
                 .collect();
             let k = SEMANTIC_NEIGHBOURS.min(scored.len());
             if k > 0 {
@@ -538,10 +582,8 @@ impl Recaller {
         for (f, d) in facts.iter().zip(derived) {
             let semantic = match semantic.get(&f.id) {
                 Some(s) => *s,
-                None => match (qvec, vectors.index.get(&f.id)) {
-                    (Some(qv), Some(&i)) if qv.len() == vectors.dim => {
-                        tm_embed::cosine(qv, &vectors.data[i * vectors.dim..(i + 1) * vectors.dim])
-                    }
+                None => match (qvec, vectors.get(f.id)) {
+                    (Some(qv), Some(v)) if qv.len() == vectors.dim => tm_embed::cosine(qv, v),
                     _ => 0.0,
                 },
             };
@@ -664,4 +706,34 @@ fn distinctive_in_subject(
 
 fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1000.0
+}
+
+#[cfg(test)]
+mod vector_set_tests {
+    use super::VectorSet;
+
+    /// Grown a vector at a time past the merge point, the set holds exactly
+    /// what one load of every vector holds, in the same order.
+    #[test]
+    fn a_set_grown_by_segments_equals_one_loaded_whole() {
+        let row = |id: i64| (id, vec![id as f32, -(id as f32), 0.5]);
+        let mut whole = VectorSet::empty(3, (100, 100));
+        whole.push((1..=100).map(row).collect());
+        let mut grown = VectorSet::empty(3, (10, 10));
+        grown.push((1..=10).map(row).collect());
+        for id in 11..=100 {
+            grown = grown.grown(vec![row(id), (id + 1000, vec![1.0])], (id as u64, id));
+            assert!(grown.segments.len() <= super::MAX_SEGMENTS);
+        }
+        let all = |s: &VectorSet| s.iter().map(|(id, v)| (id, v.to_vec())).collect::<Vec<_>>();
+        assert_eq!(all(&grown), all(&whole));
+        for id in 1..=100 {
+            assert_eq!(grown.get(id), Some(row(id).1.as_slice()));
+        }
+        assert_eq!(
+            grown.get(1011),
+            None,
+            "a vector of another shape is left out"
+        );
+    }
 }
