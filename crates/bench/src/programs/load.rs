@@ -225,6 +225,9 @@ pub fn run(args: &Options) -> Result<()> {
             })
         })
         .collect();
+    // The time line's shared record, only when one is asked for: otherwise
+    // the clients take no lock per request.
+    let timeline = args.every.filter(|&e| e > 0);
     let window = Arc::new(std::sync::Mutex::new(Interval::default()));
     let workers: Vec<_> = (0..args.clients.max(1))
         .map(|c| {
@@ -248,7 +251,9 @@ pub fn run(args: &Options) -> Result<()> {
                         }
                         Err(_) => errors += 1,
                     }
-                    if let Ok(mut w) = window.lock() {
+                    if timeline.is_some()
+                        && let Ok(mut w) = window.lock()
+                    {
                         w.record(outcome.ok(), ms);
                     }
                 }
@@ -256,7 +261,7 @@ pub fn run(args: &Options) -> Result<()> {
             })
         })
         .collect();
-    match args.every.filter(|&e| e > 0) {
+    match timeline {
         None => std::thread::sleep(Duration::from_secs(args.seconds)),
         Some(every) => {
             println!("| second | blocks/s | p99 ms | errors | dropped | servers' memory (VmRSS) |");
@@ -508,17 +513,7 @@ fn send(
     auth: &str,
     event: &serde_json::Value,
 ) -> std::result::Result<(), String> {
-    let mut res = agent
-        .post(url)
-        .header("Authorization", auth)
-        .send_json(event)
-        .map_err(|e| e.to_string())?;
-    let status = res.status();
-    let text = res.body_mut().read_to_string().map_err(|e| e.to_string())?;
-    if !status.is_success() {
-        return Err(format!("HTTP {status}: {text}"));
-    }
-    Ok(())
+    post_json(agent, url, auth, event).map(|_| ())
 }
 
 /// One block request; `Ok(dropped)` on a 200.
@@ -530,16 +525,27 @@ fn post(
     at: chrono::DateTime<Utc>,
 ) -> std::result::Result<bool, String> {
     let body = serde_json::json!({"question": question, "at": at.to_rfc3339()});
+    let text = post_json(agent, url, auth, &body)?;
+    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
+    Ok(v["dropped"].as_bool().unwrap_or(false))
+}
+
+/// POSTs `body` with the key; the response text on a 2xx, else why not.
+fn post_json(
+    agent: &ureq::Agent,
+    url: &str,
+    auth: &str,
+    body: &serde_json::Value,
+) -> std::result::Result<String, String> {
     let mut res = agent
         .post(url)
         .header("Authorization", auth)
-        .send_json(&body)
+        .send_json(body)
         .map_err(|e| e.to_string())?;
     let status = res.status();
     let text = res.body_mut().read_to_string().map_err(|e| e.to_string())?;
     if !status.is_success() {
         return Err(format!("HTTP {status}: {text}"));
     }
-    let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| e.to_string())?;
-    Ok(v["dropped"].as_bool().unwrap_or(false))
+    Ok(text)
 }
