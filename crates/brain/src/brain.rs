@@ -328,7 +328,18 @@ impl Brain {
         path: &Path,
         progress: &mut dyn FnMut(&'static str, usize, usize),
     ) -> Result<Recorded> {
-        self.indexing(|s, ix| crate::import::import_file(s, ix, path, progress))
+        self.import_file_with(path, false, progress)
+    }
+
+    /// [`Brain::import_file`], with `outside` letting the history's file paths
+    /// lead out of its folder (`import --allow-outside`).
+    pub fn import_file_with(
+        &self,
+        path: &Path,
+        outside: bool,
+        progress: &mut dyn FnMut(&'static str, usize, usize),
+    ) -> Result<Recorded> {
+        self.indexing(|s, ix| crate::import::import_file_with(s, ix, path, outside, progress))
     }
 
     /// Imports a history given as bytes; `base` resolves its files' paths.
@@ -351,7 +362,7 @@ impl Brain {
                 ix,
                 Target::Subject(subject),
                 events,
-                None,
+                crate::record::Paths::Refused,
                 None,
                 &mut |_, _, _| {},
             )

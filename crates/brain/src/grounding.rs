@@ -294,8 +294,14 @@ pub fn answer(
         },
     );
     let events = [event];
-    let prepared =
-        crate::record::prepare(&*store, ix, Some(subject), &events, None, &mut |_, _, _| {})?;
+    let prepared = crate::record::prepare(
+        &*store,
+        ix,
+        Some(subject),
+        &events,
+        crate::record::Paths::Refused,
+        &mut |_, _, _| {},
+    )?;
     let episode_id = store.write_with(|tx| {
         let recorded = crate::record::apply(
             tx,

@@ -4,18 +4,30 @@
 //! version of it adds only its new events.
 
 use crate::history;
-use crate::record::{Indexing, Recorded, Source, Target, record};
+use crate::record::{Indexing, Paths, Recorded, Source, Target, record};
 use crate::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::path::Path;
 use tm_store::Store;
 
 /// Imports a history file from disk. File events with a `path` are read
-/// relative to the history file's folder.
+/// relative to the history file's folder and confined to it.
 pub fn import_file(
     store: &mut dyn Store,
     ix: &Indexing<'_>,
     path: &Path,
+    progress: &mut dyn FnMut(&'static str, usize, usize),
+) -> Result<Recorded> {
+    import_file_with(store, ix, path, false, progress)
+}
+
+/// [`import_file`], with `outside` letting a file event's `path` lead out of
+/// the history's folder (the operator's `import --allow-outside`).
+pub fn import_file_with(
+    store: &mut dyn Store,
+    ix: &Indexing<'_>,
+    path: &Path,
+    outside: bool,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Recorded> {
     let bytes = std::fs::read(path).map_err(|e| Error::Io {
@@ -23,24 +35,30 @@ pub fn import_file(
         source: e,
     })?;
     let base = path.parent().unwrap_or(Path::new("."));
+    let paths = if outside {
+        Paths::Anywhere(base)
+    } else {
+        Paths::Beside(base)
+    };
     import_bytes(
         store,
         ix,
         &path.display().to_string(),
         &bytes,
-        Some(base),
+        paths,
         progress,
     )
 }
 
 /// Imports a history given as bytes; `source` names it in errors and in the
-/// import record, `base` resolves file paths (none: a `path` is refused).
-pub fn import_bytes(
+/// import record, `paths` says where its files' paths may lead (a folder
+/// given as `Some` confines them to it; `None` refuses them).
+pub fn import_bytes<'p>(
     store: &mut dyn Store,
     ix: &Indexing<'_>,
     source: &str,
     bytes: &[u8],
-    base: Option<&Path>,
+    paths: impl Into<Paths<'p>>,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Recorded> {
     let history = history::parse(source, bytes)?;
@@ -53,7 +71,7 @@ pub fn import_bytes(
         ix,
         Target::Line(&history.subject),
         &history.events,
-        base,
+        paths.into(),
         Some(&src),
         progress,
     )

@@ -174,10 +174,30 @@ fn draft(body: &EventBody) -> Option<(Kind, String, String)> {
     })
 }
 
-/// Reads the file a history names, confined to the history's folder: an
-/// absolute path, `..` or a link leading out of it is refused, as is
-/// anything but a regular file, and no more than [`MAX_FILE_BYTES`] are read.
-fn read_beside(base: &Path, path: &str) -> Result<Vec<u8>> {
+/// Where a file event's `path` may lead.
+#[derive(Clone, Copy, Debug)]
+pub enum Paths<'a> {
+    /// No folder: a `path` is refused (events sent over HTTP or MCP).
+    Refused,
+    /// Relative to this folder (a history file's) and confined to it.
+    Beside(&'a Path),
+    /// Relative to this folder, and anywhere the process may read
+    /// (`import --allow-outside`): still a regular file within the size bound.
+    Anywhere(&'a Path),
+}
+
+impl<'a> From<Option<&'a Path>> for Paths<'a> {
+    /// A folder confines paths to it; none refuses them.
+    fn from(base: Option<&'a Path>) -> Self {
+        base.map_or(Paths::Refused, Paths::Beside)
+    }
+}
+
+/// Reads the file a history names. Confined (`outside` false) to the
+/// history's folder: an absolute path, `..` or a link leading out of it is
+/// refused. Anything but a regular file is refused, and no more than
+/// [`MAX_FILE_BYTES`] are read.
+fn read_beside(base: &Path, path: &str, outside: bool) -> Result<Vec<u8>> {
     use std::io::Read;
     let cannot = |what: &dyn std::fmt::Display, e: &dyn std::fmt::Display| {
         Error::Invalid(format!("cannot read {what}: {e}"))
@@ -189,9 +209,9 @@ fn read_beside(base: &Path, path: &str) -> Result<Vec<u8>> {
     let real = full
         .canonicalize()
         .map_err(|e| cannot(&full.display(), &e))?;
-    if !real.starts_with(&folder) {
+    if !outside && !real.starts_with(&folder) {
         return Err(Error::Invalid(format!(
-            "the file path {path:?} leads outside the history's folder ({}): put the file beside the history",
+            "the file path {path:?} leads outside the history's folder ({}): put the file beside the history, or import with --allow-outside",
             folder.display()
         )));
     }
@@ -212,16 +232,17 @@ fn read_beside(base: &Path, path: &str) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn load_file(name: &str, source: &FileSource, base: Option<&Path>) -> Result<LoadedFile> {
+fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<LoadedFile> {
     let (bytes, pages) = match source {
         FileSource::Path(p) => {
-            let base = base.ok_or_else(|| {
-                Error::Invalid(
+            let bytes = match paths {
+                Paths::Refused => return Err(Error::Invalid(
                     "a file event with a `path` is read relative to a history file; send `content`, `pages` or the bytes"
                         .into(),
-                )
-            })?;
-            let bytes = read_beside(base, p)?;
+                )),
+                Paths::Beside(base) => read_beside(base, p, false)?,
+                Paths::Anywhere(base) => read_beside(base, p, true)?,
+            };
             let pages =
                 tm_ingest::read_pages(name, &bytes).map_err(|e| Error::Invalid(e.to_string()))?;
             (bytes, pages)
@@ -320,7 +341,7 @@ pub fn prepare<'e>(
     ix: &Indexing<'_>,
     existing: Option<&Subject>,
     events: &'e [Event],
-    base: Option<&Path>,
+    paths: Paths<'_>,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Prepared<'e>> {
     for (i, e) in events.iter().enumerate() {
@@ -346,7 +367,7 @@ pub fn prepare<'e>(
     for (i, e) in events.iter().enumerate() {
         files.push(match &e.body {
             EventBody::File { name, source } => {
-                Some(load_file(name, source, base).map_err(|err| err.at_event(i))?)
+                Some(load_file(name, source, paths).map_err(|err| err.at_event(i))?)
             }
             _ => None,
         });
@@ -573,14 +594,14 @@ pub fn apply(
 }
 
 /// Records `events` for the subject `target` names, in one transaction
-/// (see the module docs). `base` resolves a file event's `path` (a history
-/// file's folder); without one such an event is refused.
+/// (see the module docs). `paths` says where a file event's `path` may lead
+/// (a history file's folder; [`Paths::Refused`] for events sent over a wire).
 pub fn record(
     store: &mut dyn Store,
     ix: &Indexing<'_>,
     target: Target<'_>,
     events: &[Event],
-    base: Option<&Path>,
+    paths: Paths<'_>,
     source: Option<&Source>,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Recorded> {
@@ -602,7 +623,7 @@ pub fn record(
             episodes: Vec::new(),
         });
     }
-    let prepared = prepare(&*store, ix, existing.as_ref(), events, base, progress)?;
+    let prepared = prepare(&*store, ix, existing.as_ref(), events, paths, progress)?;
     store.write_with(|tx| apply(tx, ix, target, prepared, source, progress))
 }
 

@@ -295,7 +295,7 @@ fn teaching_through_the_record_path_attaches_to_the_named_concept_and_a_question
         &common::ix(),
         tm_brain::record::Target::Subject(&subject),
         &[taught],
-        None,
+        tm_brain::record::Paths::Refused,
         None,
         &mut |_, _, _| {},
     )
@@ -434,6 +434,22 @@ fn a_history_reads_only_files_in_its_own_folder() {
     import_in(&mut store, "notes.md").unwrap();
     let s = require_subject(&*store, &key()).unwrap();
     assert_eq!(store.file_versions(&s).unwrap().len(), 1);
+
+    // With the operator's leave (`import --allow-outside`) a path may lead
+    // out of the folder, but a device is still no regular file.
+    let anywhere = |store: &mut common::TestStore, path: &str| {
+        let h = folder.join("h2.jsonl");
+        std::fs::write(&h, history(path)).unwrap();
+        tm_brain::import::import_file_with(&mut **store, &common::ix(), &h, true, &mut |_, _, _| {})
+    };
+    let err = anywhere(&mut store, "/dev/zero").unwrap_err().to_string();
+    assert!(err.contains("not a regular file"), "{err}");
+    anywhere(&mut store, "../secret.txt").unwrap();
+    assert_eq!(
+        store.file_versions(&s).unwrap().len(),
+        2,
+        "the outside file is read"
+    );
 }
 
 /// An inline file of more pages than a read file may have is refused too.

@@ -19,13 +19,17 @@ pub struct ImportArgs {
     /// Print the reports as JSON.
     #[arg(long)]
     json: bool,
+    /// Let a file event's `path` lead outside the history file's folder
+    /// (absolute, `..`, a link). Without it such a path is refused.
+    #[arg(long)]
+    allow_outside: bool,
 }
 
 /// Imports each file, with a progress bar, and says what it did.
 pub fn import(brain: &Brain, a: ImportArgs) -> Result<ExitCode> {
     for file in a.files {
         let progress = bar("{msg} [{bar:40}] {pos}/{len}");
-        let report = brain.import_file(&file, &mut |stage, done, total| {
+        let report = brain.import_file_with(&file, a.allow_outside, &mut |stage, done, total| {
             progress.set_message(format!("{} ({stage})", file.display()));
             advance(&progress, done, total);
         });

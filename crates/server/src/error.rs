@@ -25,7 +25,9 @@ pub struct ErrorDetail {
     /// Stable machine-readable code: `unauthorized`, `forbidden`, `not_found`,
     /// `unknown_subject`, `malformed_json`, `invalid_request`, `invalid_event`,
     /// `payload_too_large`, `unsupported_media_type`, `conflict`,
-    /// `learner_unavailable`, `external_id_taken`, `model_failed`, `internal`.
+    /// `learner_unavailable`, `external_id_taken`, `model_failed`, `internal`;
+    /// and for requests that are not HTTP the server can parse,
+    /// `malformed_request`, `uri_too_long`, `headers_too_large`.
     pub code: String,
     pub message: String,
 }

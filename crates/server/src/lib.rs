@@ -17,6 +17,7 @@ pub mod state;
 pub mod turn;
 pub mod view;
 pub mod web;
+pub mod wire;
 
 pub use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -207,13 +208,14 @@ async fn catch_panic(req: Request, next: Next) -> Response {
 
 /// Serves `app` on `listener` until `shutdown` resolves; then stops taking
 /// connections and lets requests in flight finish (their writes commit before
-/// their answers, so no acknowledged write is lost).
+/// their answers, so no acknowledged write is lost). Requests hyper cannot
+/// parse are answered in the JSON error shape too ([`wire`]).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
+    axum::serve(wire::JsonAnswers(listener), app(state))
         .with_graceful_shutdown(shutdown)
         .await
 }
