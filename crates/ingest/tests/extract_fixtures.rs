@@ -1,5 +1,7 @@
 //! The offline extractor on small hand-written files.
 
+mod common;
+
 use tm_ingest::extract::{ConceptExtractor, ExtractedConcept, OfflineExtractor};
 
 fn fixture(name: &str) -> Vec<String> {
@@ -63,7 +65,7 @@ fn plain_notes_use_definition_sentences_and_form_feed_pages() {
 
 #[test]
 fn the_list_is_bounded_most_evidenced_first() {
-    let mut text = String::from("## Things\n\n");
+    let mut text = String::from("## Things to know\n\n");
     for i in 0..60 {
         let name: String = format!("term{}", (b'a' + (i % 26) as u8) as char).repeat(1 + i / 26);
         text.push_str(&format!("The **{name}** is a thing number {i}.\n"));
@@ -73,4 +75,164 @@ fn the_list_is_bounded_most_evidenced_first() {
     let cs = x.extract("many.md", &[text]).expect("extracts");
     assert_eq!(cs.len(), 10);
     assert_eq!(cs[0].name, "Termz");
+}
+
+/// Study sheets written as headings with one short paragraph each, few or no
+/// copulas, in five languages: every heading that names an idea is a concept,
+/// no section title is, and prerequisites point from a concept to what its
+/// paragraph builds on.
+#[test]
+fn heading_plus_paragraph_sheets_in_five_languages() {
+    for (file, want, edges) in [
+        (
+            "sheet_en.md",
+            &[
+                "Cell membrane",
+                "Chloroplasts",
+                "Endosymbiosis",
+                "Mitochondria",
+                "Nucleus",
+                "Prokaryotic Cells",
+                "Respiration",
+            ][..],
+            &[
+                ("Mitochondria", "Respiration"),
+                ("Endosymbiosis", "Mitochondria"),
+                ("Endosymbiosis", "Chloroplasts"),
+                ("Prokaryotic Cells", "Nucleus"),
+            ][..],
+        ),
+        (
+            "apuntes_es.md",
+            &[
+                "Amplitud",
+                "Frecuencia",
+                "Longitud de onda",
+                "Velocidad de una onda",
+            ],
+            &[
+                ("Velocidad de una onda", "Frecuencia"),
+                ("Velocidad de una onda", "Longitud de onda"),
+            ],
+        ),
+        (
+            "skript_de.md",
+            &[
+                "Chlorophyll",
+                "Chloroplasten",
+                "Photosynthese",
+                "Zellatmung",
+            ],
+            &[
+                ("Chloroplasten", "Chlorophyll"),
+                ("Photosynthese", "Chlorophyll"),
+                ("Zellatmung", "Photosynthese"),
+            ],
+        ),
+        (
+            "appunti_it.md",
+            &["Fusione nucleare", "Orbita", "Pianeti", "Sole"],
+            &[("Pianeti", "Sole"), ("Orbita", "Sole")],
+        ),
+        (
+            "catatan_id.md",
+            &["Fotosintesis", "Klorofil", "Kloroplas", "Stomata"],
+            &[("Kloroplas", "Klorofil"), ("Fotosintesis", "Kloroplas")],
+        ),
+    ] {
+        let cs = OfflineExtractor::default()
+            .extract(file, &fixture(file))
+            .expect("extracts");
+        let mut got = names(&cs);
+        got.sort();
+        assert_eq!(got, want, "{file}");
+        for (from, to) in edges {
+            assert!(
+                find(&cs, from).builds_on.iter().any(|b| b == to),
+                "{file}: {from} builds on {to}: {:?}",
+                find(&cs, from).builds_on
+            );
+            assert!(
+                !find(&cs, to).builds_on.iter().any(|b| b == from),
+                "{file}: {to} must not build on {from}"
+            );
+        }
+        for c in &cs {
+            // The definition is the paragraph's opening, whole.
+            assert!(
+                c.definition.ends_with('.') && c.gist.ends_with('.'),
+                "{file}: {c:?}"
+            );
+            assert!(!c.pages.is_empty(), "{file}: {c:?}");
+        }
+    }
+    // A heading's page is where its paragraph is.
+    let cs = OfflineExtractor::default()
+        .extract("sheet_en.md", &fixture("sheet_en.md"))
+        .unwrap();
+    assert_eq!(find(&cs, "Endosymbiosis").pages, vec![3]);
+    assert_eq!(
+        find(&cs, "Mitochondria").gist,
+        "Mitochondria release energy from glucose by respiration."
+    );
+}
+
+/// A heading that is a task ("Solve …", "Representing …") or whose paragraph
+/// does not name it, in a file with bold terms, is no concept; the same
+/// heading in plain notes is.
+#[test]
+fn task_headings_and_unnamed_headings_in_textbooks_are_not_concepts() {
+    let text = "## Solve Equations with Fractions\n\nTo solve equations with fractions, clear the fractions first.\n\n\
+                ## Why it works\n\nMultiplying both sides keeps the **equation** balanced.\n\n\
+                ## Slope\n\nThe slope of a line measures how steep it rises.\n";
+    let cs = OfflineExtractor::default()
+        .extract("t.md", &[text.to_string()])
+        .unwrap();
+    let mut got = names(&cs);
+    got.sort();
+    assert_eq!(got, vec!["Equation", "Slope"]);
+    let notes = "## Ribosomes\n\nThese tiny grains build proteins.\n";
+    let cs = OfflineExtractor::default()
+        .extract("n.md", &[notes.to_string()])
+        .unwrap();
+    assert_eq!(names(&cs), vec!["Ribosomes"]);
+    assert_eq!(cs[0].definition, "These tiny grains build proteins.");
+}
+
+/// The sample files' definitions are whole sentences: hard-wrapped lines are
+/// joined, and "e.g." does not end a sentence.
+#[test]
+fn definitions_are_whole_sentences() {
+    let text = "## Transport\n\n**Osmosis** is the diffusion of water across a membrane, such as the\n\
+                cell membrane, from the dilute side to the concentrated side.\n\n\
+                **Diffusion** moves particles, e.g. ions and gases. It needs no energy.\n";
+    let cs = OfflineExtractor::default()
+        .extract("t.md", &[text.to_string()])
+        .unwrap();
+    assert_eq!(
+        find(&cs, "Osmosis").definition,
+        "Osmosis is the diffusion of water across a membrane, such as the cell membrane, from the dilute side to the concentrated side."
+    );
+    assert_eq!(
+        find(&cs, "Diffusion").gist,
+        "Diffusion moves particles, e.g. ions and gases."
+    );
+    let examples = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cell-biology/files"
+    );
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/extract");
+    let mut checked = 0;
+    for dir in [examples, fixtures] {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let text = std::fs::read_to_string(&path).unwrap();
+            let pages: Vec<String> = text.split('\u{c}').map(str::to_string).collect();
+            for c in OfflineExtractor::default().extract("f", &pages).unwrap() {
+                common::assert_whole(&path.display().to_string(), &text, &c);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "{checked} definitions checked");
 }

@@ -120,3 +120,35 @@ fn two_invalid_answers_are_an_error_that_says_so() {
     let err = x.extract("a.md", &pages()).unwrap_err().to_string();
     assert!(err.contains("invalid twice"), "{err}");
 }
+
+/// A model's gist or definition passes the same whole-text validator as the
+/// offline extractor's: one cut on a comma is marked, one too long is cut at
+/// a clause, an empty definition falls back to the gist.
+#[test]
+fn model_definitions_pass_the_same_validator() {
+    let long = format!(
+        "Osmosis moves water across a membrane, {}and it never needs energy.",
+        "from the dilute side toward the concentrated side, ".repeat(6)
+    );
+    let answer = serde_json::json!({"concepts": [
+        {"name": "Osmosis", "gist": long, "definition": "diffusion of water across a membrane, such as the cell membrane,",
+         "builds_on": [], "pages": [2]},
+        {"name": "Diffusion", "gist": "Particles spread out.", "definition": "", "builds_on": [], "pages": [1]}
+    ]})
+    .to_string();
+    let cs = tm_ingest::extract::validate_answer(&answer, &pages(), 40).unwrap();
+    assert_eq!(
+        cs[0].definition,
+        "diffusion of water across a membrane, such as the cell membrane\u{2026}"
+    );
+    assert!(
+        cs[0].gist.ends_with('\u{2026}')
+            && long.starts_with(cs[0].gist.trim_end_matches('\u{2026}'))
+    );
+    assert_eq!(cs[1].definition, "Particles spread out.");
+    for c in &cs {
+        for t in [&c.gist, &c.definition] {
+            assert_eq!(tm_model::map::validate_definition(t), Ok(()), "{t}");
+        }
+    }
+}

@@ -1,6 +1,8 @@
 //! The offline extractor on real textbook chapters (../shared/data/textbooks/).
 //! Skipped with a printed line when the data is absent.
 
+mod common;
+
 use std::path::PathBuf;
 
 use tm_ingest::extract::{ConceptExtractor, ExtractedConcept, OfflineExtractor};
@@ -185,5 +187,20 @@ fn print_biology_concepts() {
             cs.len(),
             names.join(", ")
         );
+    }
+}
+
+/// Every gist and definition read from the chapters is whole: no ",." and no
+/// cut inside a clause (see `common::assert_whole`); the counts are printed.
+#[test]
+fn every_definition_in_the_chapters_is_whole() {
+    let Some(dir) = textbooks() else { return };
+    for f in [AP, GB, ES].into_iter().chain(ALGEBRA) {
+        let source = std::fs::read_to_string(dir.join(f)).unwrap();
+        let cs = extract(&dir, f);
+        println!("{f}: {} concepts", cs.len());
+        for c in &cs {
+            common::assert_whole(f, &source, c);
+        }
     }
 }

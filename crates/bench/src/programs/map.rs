@@ -7,13 +7,16 @@ use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
 use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
-use tm_model::map::{ConceptMap, ExtractedConcept, teaching_order};
+use tm_model::map::{ConceptMap, ExtractedConcept, teaching_order, validate_definition};
 
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Options {
     /// Markdown or text files to read (default: the sample subject's files).
     pub files: Vec<PathBuf>,
+    /// Also list each file's concepts: name, pages, builds-on and definition.
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub concepts: bool,
 }
 
 pub fn run(o: &Options) -> Result<()> {
@@ -33,31 +36,51 @@ pub fn run(o: &Options) -> Result<()> {
             std::fs::read(f).with_context(|| format!("reading {}", f.display()))?,
         ));
     }
-    println!("| file | bytes | pages | concepts | read pages | extract (median of 5) |");
-    println!("|---|---|---|---|---|---|");
+    println!(
+        "| file | bytes | pages | concepts | whole definitions | read pages | extract (median of 5) |"
+    );
+    println!("|---|---|---|---|---|---|---|");
     let x = OfflineExtractor::default();
+    let mut listed: Vec<(String, Vec<ExtractedConcept>)> = Vec::new();
     for (name, bytes) in &inputs {
         let t = Instant::now();
         let pages = tm_ingest::read_pages(name, bytes)?;
         let read_ms = t.elapsed().as_secs_f64() * 1e3;
         let mut times = Vec::new();
-        let mut n = 0;
+        let mut concepts = Vec::new();
         for _ in 0..5 {
             let t = Instant::now();
-            n = x.extract(name, &pages.pages)?.len();
+            concepts = x.extract(name, &pages.pages)?;
             times.push(t.elapsed().as_secs_f64() * 1e3);
         }
+        let n = concepts.len();
+        let whole = concepts
+            .iter()
+            .filter(|c| validate_definition(&c.definition).is_ok())
+            .count();
         times.sort_by(f64::total_cmp);
         let short = std::path::Path::new(name)
             .file_name()
             .map(|f| f.to_string_lossy().to_string())
             .unwrap_or_default();
         println!(
-            "| {short} | {} | {} | {n} | {read_ms:.1} ms | {:.1} ms |",
+            "| {short} | {} | {} | {n} | {whole}/{n} | {read_ms:.1} ms | {:.1} ms |",
             bytes.len(),
             pages.pages.len(),
             times[2]
         );
+        listed.push((short, concepts));
+    }
+    if o.concepts {
+        for (file, concepts) in &listed {
+            println!("\n{file}: {} concepts", concepts.len());
+            for c in concepts {
+                println!(
+                    "- {} (pages {:?}; builds on {:?})\n  {}",
+                    c.name, c.pages, c.builds_on, c.definition
+                );
+            }
+        }
     }
     // 1,000 concepts in 25 files of 40, each building on up to two earlier ones.
     let mut rng = Rng::new(7);

@@ -8,7 +8,7 @@ use super::{ConceptExtractor, Error, MAX_CONCEPTS, Result};
 use serde::Deserialize;
 use std::time::Duration;
 use tm_model::lang::canonical_key;
-use tm_model::map::{ExtractedConcept, validate_name};
+use tm_model::map::{ExtractedConcept, fit_definition, validate_definition, validate_name};
 
 /// Where the model is and how to ask it.
 #[derive(Debug, Clone)]
@@ -309,10 +309,17 @@ pub fn validate_answer(
         }
         found.sort_unstable();
         found.dedup();
+        // The same whole-text rule as the offline extractor: a model's gist or
+        // definition that runs long or stops on a comma is fitted, never kept cut.
+        let gist = fit_definition(c.gist.trim());
+        let mut definition = fit_definition(c.definition.trim());
+        if validate_definition(&definition).is_err() {
+            definition.clone_from(&gist);
+        }
         out.push(ExtractedConcept {
             name,
-            gist: c.gist.trim().to_string(),
-            definition: c.definition.trim().to_string(),
+            gist,
+            definition,
             builds_on: c.builds_on,
             assumed: c.assumed,
             pages: found,

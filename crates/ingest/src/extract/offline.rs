@@ -1,29 +1,43 @@
 //! The deterministic extractor: reads a file's own structure, no model.
 //!
-//! Evidence, strongest first: an entry in a key-term list or glossary
-//! ("- **osmosis**: diffusion of water …"), a definition sentence ("**Osmosis**
-//! is the diffusion …", "… is called **osmosis**", with cues per language from
-//! `tm-model`'s `data/definition_cues/`), a bold term inside running text, and a
-//! heading that repeats the term. Headings alone never make a concept (in
-//! textbooks they are tasks: "Solve Equations with Fractions"). Files with no
-//! bold term and no glossary (plain notes) also take "X is a …" sentences.
+//! A file is read in paragraphs (consecutive lines joined, as Markdown does:
+//! a hard-wrapped sentence is one sentence). Evidence, strongest first: an
+//! entry in a key-term list or glossary ("- **osmosis**: diffusion of water
+//! …"), a definition sentence ("**Osmosis** is the diffusion …", "… is called
+//! **osmosis**", with cues per language from `tm-model`'s
+//! `data/definition_cues/`), a heading whose paragraph explains it, a bold
+//! term inside running text, and a heading that repeats the term.
+//!
+//! A heading is a concept when its first paragraph names it ("## Mitochondria"
+//! / "Mitochondria release energy …", in any language, copula or not), or, in
+//! a file with no bold term and no glossary (plain study notes), whenever it
+//! has a paragraph. A heading that is a task ("Solve Equations with
+//! Fractions", "Representing Linear Functions": its first word from
+//! `data/instructions/`) or a section title never is.
 //!
 //! Sections whose heading is furniture (review questions, exercises…) and
 //! feature boxes (block quotes), figures and tables are not read for concepts.
-//! Every name goes through the map's validator. The list is bounded
-//! (most-evidenced first). builds_on: the other listed concepts a concept's
-//! definition or gist mentions. assumed: acronyms ("ATP", "DNA") used in a
-//! definition that the file never defines; deliberately conservative.
+//! Every name goes through the map's validator, and every gist and definition
+//! is whole: a sentence, two short ones, or a long one cut at a clause
+//! boundary with an ellipsis ([`tm_model::map::fit_definition`]). The list is
+//! bounded (most-evidenced first). builds_on: the other listed concepts a
+//! concept's definition or gist mentions (for a heading's concept, the opening
+//! of its paragraph). assumed: acronyms
+//! ("ATP", "DNA") used in a definition that the file never defines;
+//! deliberately conservative.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use tm_model::lang::canonical_key;
-use tm_model::map::{ExtractedConcept, lexicon, validate_name};
+use tm_model::map::{
+    ExtractedConcept, MAX_DEFINITION_CHARS, fit_definition, lexicon, validate_name,
+};
 
 use super::{ConceptExtractor, MAX_CONCEPTS, Result};
 
-/// Longest gist kept, in characters; longer sentences are cut at a word.
-const GIST_CHARS: usize = 240;
+/// A first sentence shorter than this takes the next one into a definition
+/// (when both fit the bound).
+const SHORT_SENTENCE_CHARS: usize = 90;
 /// Most prerequisites read from one definition.
 const MAX_BUILDS_ON: usize = 5;
 /// Most assumed prerequisites recorded per concept.
@@ -65,18 +79,30 @@ struct Candidate {
     glossary: Option<String>,
     /// The first sentence that set the term in bold: the gist of last resort.
     seen_in: Option<String>,
+    /// The opening of the paragraph under the concept's heading: its
+    /// definition when no glossary gives one.
+    lead: Option<String>,
     /// Seen bold, defined or in a glossary (a heading alone does not count).
     attested: bool,
     order: usize,
     mentions: usize,
 }
 
+struct Heading {
+    title: String,
+    page: u32,
+    level: usize,
+    body: Option<String>,
+}
+
 #[derive(Default)]
 struct Reader {
     cands: Vec<Candidate>,
     by_key: BTreeMap<String, usize>,
-    /// (heading title, page) of headings in content sections.
-    headings: Vec<(String, u32)>,
+    /// Headings in content sections, with the paragraph under each.
+    headings: Vec<Heading>,
+    /// The heading whose first paragraph is still to come.
+    awaiting: Option<usize>,
     /// (term, page, sentence) of plain "X is a …" sentences.
     plain: Vec<(String, u32, String)>,
     /// Canonical running text, for mention counts.
@@ -99,9 +125,43 @@ impl Reader {
                 }
             }
         }
+        // Paragraphs: consecutive lines of prose are one text; a heading, a
+        // list item, a table row, a quote, a figure or a label stands alone.
+        let mut para = String::new();
         for line in lines {
-            self.read_line(page, line.trim());
+            let line = line.trim();
+            let item = is_item(line) || self.glossary() && line.starts_with("**");
+            if line.is_empty() || item || stands_alone(line) {
+                self.paragraph(page, &mut para);
+                if item {
+                    para.push_str(line);
+                } else if !line.is_empty() {
+                    self.read_line(page, line);
+                }
+            } else {
+                if !para.is_empty() {
+                    para.push(' ');
+                }
+                para.push_str(line);
+            }
         }
+        self.paragraph(page, &mut para);
+    }
+
+    /// Reads the paragraph gathered so far (and empties it); the first prose
+    /// paragraph under a heading is kept as that heading's body.
+    fn paragraph(&mut self, page: u32, para: &mut String) {
+        if para.is_empty() {
+            return;
+        }
+        let text = std::mem::take(para);
+        if !is_item(&text)
+            && !self.furniture()
+            && let Some(h) = self.awaiting.take()
+        {
+            self.headings[h].body = Some(text.clone());
+        }
+        self.read_line(page, &text);
     }
 
     fn furniture(&self) -> bool {
@@ -134,8 +194,15 @@ impl Reader {
                 self.stack.pop();
             }
             self.stack.push((hashes, furniture, glossary));
-            if !self.furniture() && hashes >= 2 {
-                self.headings.push((clean(&title), page));
+            self.awaiting = None;
+            if !self.furniture() {
+                self.awaiting = Some(self.headings.len());
+                self.headings.push(Heading {
+                    title: clean(&title),
+                    page,
+                    level: hashes,
+                    body: None,
+                });
             }
             return;
         }
@@ -280,6 +347,46 @@ impl Reader {
         Some(i)
     }
 
+    /// A heading with a paragraph: a concept when the paragraph names it, or
+    /// in plain notes whenever it has one; its paragraph's opening becomes the
+    /// gist (one whole sentence) and the definition (one or two).
+    fn heading_concept(&mut self, h: &Heading) {
+        let Some(body) = &h.body else { return };
+        let (term, aliases) = split_name(&h.title);
+        let first = canonical_key(&term);
+        let first = first.split(' ').next().unwrap_or_default();
+        if validate_name(&term).is_err()
+            || lexicon::is_glossary_title(&term)
+            || lexicon::is_instruction_verb(first)
+        {
+            return;
+        }
+        let plain = strip_markup(body);
+        let words = canonical_words(&strip_parens(&plain));
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        let named = std::iter::once(&term).chain(&aliases).any(|n| {
+            let key = canonical_key(n);
+            let key: Vec<&str> = key.split(' ').collect();
+            occurrences(&words, &key) > 0
+        });
+        if !named && self.structured {
+            return;
+        }
+        let Some(i) = self.candidate(&term, &aliases, h.page) else {
+            return;
+        };
+        let sentences = sentences(&plain);
+        let c = &mut self.cands[i];
+        c.attested = true;
+        c.score += if named { 2.0 } else { 1.5 };
+        if c.gist.is_none()
+            && let Some((gist_text, lead)) = opening(&sentences, &canonical_key(&term))
+        {
+            c.gist = Some(gist_text);
+            c.lead = Some(lead);
+        }
+    }
+
     fn find(&self, key: &str) -> Option<usize> {
         if let Some(i) = variants(key)
             .iter()
@@ -296,10 +403,18 @@ impl Reader {
     }
 
     fn finish(mut self, max: usize) -> Vec<ExtractedConcept> {
-        for (title, page) in std::mem::take(&mut self.headings) {
-            if let Some(i) = self.find(&canonical_key(&title)) {
+        let headings = std::mem::take(&mut self.headings);
+        let titles = headings.iter().filter(|h| h.level == 1).count();
+        for h in headings {
+            if h.level >= 2
+                && let Some(i) = self.find(&canonical_key(&h.title))
+            {
                 self.cands[i].score += 1.0;
-                self.cands[i].pages.insert(page);
+                self.cands[i].pages.insert(h.page);
+            }
+            // One "# Title" is the file's title; several are its sections.
+            if h.level >= 2 || titles >= 2 {
+                self.heading_concept(&h);
             }
         }
         for (term, page, sentence) in std::mem::take(&mut self.plain) {
@@ -366,7 +481,11 @@ impl Reader {
                     Some(d) => gist(&format!("{}: {}", c.name, d)),
                     None => c.seen_in.clone().unwrap_or_default(),
                 });
-                let definition = c.glossary.clone().unwrap_or_else(|| gist_text.clone());
+                let definition = c
+                    .glossary
+                    .clone()
+                    .or_else(|| c.lead.clone())
+                    .unwrap_or_else(|| gist_text.clone());
                 let about = format!("{definition} {gist_text}");
                 let own: BTreeSet<String> = std::iter::once(canonical_key(&c.name))
                     .chain(c.aliases.iter().cloned())
@@ -374,7 +493,7 @@ impl Reader {
                 ExtractedConcept {
                     name: c.name.clone(),
                     gist: gist_text,
-                    definition: strip_markup(&definition),
+                    definition: fit_definition(&strip_markup(&definition)),
                     builds_on: mentioned(&about, &own, &listed),
                     assumed: acronyms(&about, &known),
                     pages: c.pages.iter().copied().collect(),
@@ -539,6 +658,9 @@ fn sentences(text: &str) -> Vec<&str> {
     let mut start = 0;
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     for (k, &(_, c)) in chars.iter().enumerate() {
+        if c == '.' && abbreviation_before(text, chars[k].0) {
+            continue;
+        }
         if matches!(c, '.' | '?' | '!') {
             let close = chars
                 .get(k + 1)
@@ -560,6 +682,64 @@ fn sentences(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// Does the dot at byte `at` close an abbreviation ("e.g.", "z. B.", "Fig.")
+/// rather than a sentence? A single letter or a word with a dot inside counts,
+/// as does any entry of `data/abbreviations/`.
+fn abbreviation_before(text: &str, at: usize) -> bool {
+    let word = text[..at]
+        .rsplit(|c: char| c.is_whitespace() || c == '(')
+        .next()
+        .unwrap_or_default();
+    !word.is_empty()
+        && word.chars().all(|c| c.is_alphabetic() || c == '.')
+        && (word.chars().count() == 1 || word.contains('.') || lexicon::is_abbreviation(word))
+}
+
+/// The gist (the first whole sentence) and the definition (that sentence,
+/// with the next when both are short enough) of a heading's paragraph. A
+/// first sentence past the bound gives way to a later one that names the
+/// concept; failing that it is cut at a clause boundary.
+fn opening(sentences: &[&str], key: &str) -> Option<(String, String)> {
+    let fits = |s: &str| s.chars().count() <= MAX_DEFINITION_CHARS;
+    let first = *sentences.first()?;
+    if !fits(first) {
+        let names = |s: &&str| canonical_key(s).contains(key);
+        let pick = sentences[1..].iter().find(|s| fits(s) && names(s));
+        let one = gist(pick.copied().unwrap_or(first));
+        return Some((one.clone(), one));
+    }
+    let one = gist(first);
+    let two = match sentences.get(1) {
+        Some(next) if first.chars().count() < SHORT_SENTENCE_CHARS => {
+            let both = format!("{one} {}", gist(next));
+            if fits(&both) { both } else { one.clone() }
+        }
+        _ => one.clone(),
+    };
+    Some((one, two))
+}
+
+/// A Markdown list item ("- ", "* ", "1. ").
+fn is_item(line: &str) -> bool {
+    line.starts_with("- ")
+        || line.starts_with("* ")
+        || line.split_once(". ").is_some_and(|(n, _)| {
+            !n.is_empty() && n.len() <= 3 && n.chars().all(|c| c.is_ascii_digit())
+        })
+}
+
+/// A line that is never part of a paragraph: a heading, table row, quote,
+/// comment, figure or label.
+fn stands_alone(line: &str) -> bool {
+    let hashes = line.chars().take_while(|&c| c == '#').count();
+    (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
+        || line.starts_with('|')
+        || line.starts_with('>')
+        || line.starts_with("<!--")
+        || line.starts_with("[Figure")
+        || is_label(line)
+}
+
 /// "3.1 The Cell Membrane" → "The Cell Membrane".
 fn strip_number(title: &str) -> String {
     let mut words = title.split_whitespace().peekable();
@@ -579,11 +759,14 @@ fn is_label(line: &str) -> bool {
         || line.starts_with('_') && line.ends_with('_')
 }
 
+/// Bold and italic marks and link stubs removed; a parenthesis a stripped
+/// link left empty (" ()") goes too.
 fn strip_markup(text: &str) -> String {
     text.replace("**", "")
         .replace("[see figure]", "")
         .replace("[link]", "")
         .replace('_', "")
+        .replace(" ()", "")
 }
 
 fn strip_parens(text: &str) -> String {
@@ -684,23 +867,13 @@ fn display(term: &str) -> String {
     }
 }
 
-/// One sentence, markup removed, cut at a word near [`GIST_CHARS`].
+/// One sentence, markup removed, whole: ended with a full stop when it has no
+/// end mark, cut at a clause boundary with an ellipsis when it is too long or
+/// was cut off ([`fit_definition`]).
 fn gist(sentence: &str) -> String {
-    let s = strip_markup(sentence)
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
-    if s.chars().count() <= GIST_CHARS {
-        let mut s = s;
-        if !s.ends_with(['.', '?', '!']) {
-            s.push('.');
-        }
-        return s;
+    let mut s = fit_definition(&strip_markup(sentence));
+    if !s.ends_with(['.', '?', '!', '\u{2026}']) {
+        s.push('.');
     }
-    let cut: String = s.chars().take(GIST_CHARS).collect();
-    let cut = cut
-        .rsplit_once(' ')
-        .map_or(cut.as_str(), |(h, _)| h)
-        .to_string();
-    format!("{cut}…")
+    s
 }

@@ -31,6 +31,10 @@ const GLOSSARY_TITLES: [&str; 8] = per_lang!("glossary_titles");
 const DEFINITION_CUES: [&str; 8] = per_lang!("definition_cues");
 const COPULAS: [&str; 8] = per_lang!("copulas");
 const FUNCTION_WORDS: [&str; 8] = per_lang!("function_words");
+const CONTENT_VERBS: [&str; 8] = per_lang!("verbs");
+const NAMING: [&str; 8] = per_lang!("naming");
+const INSTRUCTIONS: [&str; 8] = per_lang!("instructions");
+const ABBREVIATIONS: [&str; 8] = per_lang!("abbreviations");
 
 /// One section-title entry as canonical words; `None` stands for the `#` number slot.
 type TitlePattern = Vec<Option<String>>;
@@ -89,6 +93,34 @@ static FUNCTION: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
         .map(canonical_key)
         .collect()
 });
+
+static CONTENT: LazyLock<BTreeSet<String>> = LazyLock::new(|| lowercased(&CONTENT_VERBS));
+static INSTRUCTION: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
+    INSTRUCTIONS
+        .iter()
+        .flat_map(|f| entries(f))
+        .map(canonical_key)
+        .collect()
+});
+static ABBREVIATION: LazyLock<BTreeSet<String>> = LazyLock::new(|| lowercased(&ABBREVIATIONS));
+static NAMERS: LazyLock<Vec<Vec<String>>> = LazyLock::new(|| {
+    let mut out: Vec<Vec<String>> = NAMING
+        .iter()
+        .flat_map(|f| entries(f))
+        .map(|e| canonical_key(e).split(' ').map(str::to_string).collect())
+        .collect();
+    // Longest first: "we call" before "call".
+    out.sort_by_key(|w: &Vec<String>| std::cmp::Reverse(w.len()));
+    out
+});
+
+fn lowercased(files: &[&'static str]) -> BTreeSet<String> {
+    files
+        .iter()
+        .flat_map(|f| entries(f))
+        .map(str::to_lowercase)
+        .collect()
+}
 
 static CUES: LazyLock<Vec<DefinitionCue>> = LazyLock::new(|| {
     LANGS
@@ -163,6 +195,31 @@ pub fn is_glossary_title(heading: &str) -> bool {
 /// Is this lowercased word a finite verb ("is", "ist", "è", "adalah") in some language?
 pub fn is_finite_verb(word: &str) -> bool {
     VERBS.contains(&word.to_lowercase())
+}
+
+/// Is this lowercased word a verb of explanation ("packages", "produce",
+/// "menghasilkan") in some language? A short name cut from a sentence ends
+/// before one; unlike [`is_finite_verb`] it does not make a name a sentence.
+pub fn is_content_verb(word: &str) -> bool {
+    CONTENT.contains(&word.to_lowercase())
+}
+
+/// Does this word (compared canonically) open a heading that is a task
+/// ("Solve …", "Representing …", "Calcular …") in some language?
+pub fn is_instruction_verb(word: &str) -> bool {
+    INSTRUCTION.contains(&canonical_key(word))
+}
+
+/// Is `word` (lowercased, without its final dot) an abbreviation whose dot
+/// does not end a sentence ("e.g", "fig", "bzw")?
+pub fn is_abbreviation(word: &str) -> bool {
+    ABBREVIATION.contains(&word.to_lowercase())
+}
+
+/// The naming phrases ("we call", "chiamiamo", "menyebut") as canonical
+/// words, longest first.
+pub fn naming_phrases() -> &'static [Vec<String>] {
+    &NAMERS
 }
 
 /// Is this word (compared canonically) a function word in some language?

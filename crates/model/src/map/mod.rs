@@ -26,7 +26,10 @@ pub use order::{BrokenEdge, TeachingOrder, teaching_order};
 pub use readiness::{CONFIRMED, EXPLAINED, NAMED, TAUGHT, readiness, subject_readiness};
 pub use render::{header, render_line, render_map};
 pub use teach::{TeachOutcome, teach};
-pub use validate::{MAX_CHARS, MAX_WORDS, Rejection, validate_name};
+pub use validate::{
+    DefinitionRejection, MAX_CHARS, MAX_DEFINITION_CHARS, MAX_WORDS, Rejection, fit_definition,
+    validate_definition, validate_name,
+};
 
 /// One concept as an extractor (model pass or offline) reads it from one file.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]

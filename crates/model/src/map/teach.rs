@@ -2,13 +2,23 @@
 //!
 //! Called only for a message [`crate::teaching::teaching`] already found to
 //! teach. The note is the sentence after its cue ("remember that …"), or the
-//! whole sentence for "treat X as …" cues. Routing is by name only, exact
-//! canonical match (a concept's key or alias occurring as whole words in the
-//! note; the longest wins). The note lifts the concept to readiness 1.0 and is
-//! rendered after its gist. When no concept is named, a new node is created at
-//! the taught level with a short name: X for "treat X as", otherwise the first
-//! noun phrase of the note (leading cues and function words skipped, at most
-//! [`SHORT_NAME_WORDS`] words, cut at the first function word or finite verb).
+//! whole sentence for "treat X as …" cues. Routing is by the concept the
+//! sentence is *about*, by exact name:
+//! - "treat X as …", "considera X come …": X;
+//! - a naming phrase ("in our class we call X …", "chiamiamo X …", "kami
+//!   menyebut X …", from `data/naming/`): the noun phrase after it;
+//! - otherwise the sentence's subject: the noun phrase that opens the note
+//!   ("the Golgi apparatus packages …"), nested cues and function words skipped.
+//!
+//! A concept whose key or alias opens that noun phrase (word for word, plurals
+//! aside; the longest wins) takes the note; a name that merely appears
+//! elsewhere in the sentence ("… the powerhouse of the cell") does not attract
+//! it. The note lifts the concept to readiness 1.0 and is rendered after its
+//! gist. With no such concept a new node is created at the taught level, named
+//! by the noun phrase: at most [`SHORT_NAME_WORDS`] words, ending before a
+//! function word, a copula or a verb of explanation (`data/verbs/`), except a
+//! function word that joins a proper name ("ciclo di Krebs"). Only when no
+//! noun phrase can be cut does a name anywhere in the note route it.
 
 use serde::{Deserialize, Serialize};
 
@@ -123,8 +133,14 @@ pub fn teach(map: &mut ConceptMap, text: &str, cue: &Teaching) -> TeachOutcome {
         let end = (1..body.len())
             .find(|&i| starts_with(&body[i..], &tail))
             .unwrap_or(0);
-        if end > 0 {
-            let x = &body[..end];
+        // "treat the mitochondria as …": the article is not the name.
+        let lead = body[..end]
+            .iter()
+            .take_while(|w| lexicon::is_function_word(&w.key))
+            .count();
+        if end > lead {
+            let x = &body[lead..end];
+            let end = x.len();
             let key = x
                 .iter()
                 .map(|w| w.key.as_str())
@@ -136,17 +152,140 @@ pub fn teach(map: &mut ConceptMap, text: &str, cue: &Teaching) -> TeachOutcome {
             let name = &sentence[x[0].start..x[end - 1].end];
             return create(map, name, note);
         }
-        return short_name_or_unnamed(map, body, sentence, note);
+        return match noun_phrase(focus(body), sentence) {
+            Some(name) => create(map, name, note),
+            None => TeachOutcome::Unnamed { note },
+        };
     }
 
     let note = match body.first() {
         Some(w) => sentence[w.start..].trim().to_string(),
         None => sentence.to_string(),
     };
-    if let Some(i) = named_concept(map, body) {
+    let focus = focus(body);
+    if let Some(i) = concept_opening(map, focus) {
         return attach(map, i, note);
     }
-    short_name_or_unnamed(map, body, sentence, note)
+    if let Some(name) = noun_phrase(focus, sentence) {
+        return create(map, name, note);
+    }
+    match named_concept(map, body) {
+        Some(i) => attach(map, i, note),
+        None => TeachOutcome::Unnamed { note },
+    }
+}
+
+/// Where the concept's noun phrase starts: after a naming phrase among the
+/// note's first words, else after the nested cues and function words that
+/// open it.
+fn focus(body: &[Word]) -> &[Word] {
+    let namers = lexicon::naming_phrases();
+    let after_namer = (0..body.len().min(8)).find_map(|p| {
+        namers
+            .iter()
+            .find(|n| starts_with(&body[p..], n))
+            .map(|n| &body[p + n.len()..])
+    });
+    let mut rest = after_namer.unwrap_or(body);
+    let nested = nested_cues();
+    loop {
+        if after_namer.is_none()
+            && let Some(c) = nested.iter().find(|c| starts_with(rest, c))
+        {
+            rest = &rest[c.len()..];
+        } else if rest
+            .first()
+            .is_some_and(|w| lexicon::is_function_word(&w.key))
+        {
+            rest = &rest[1..];
+        } else {
+            return rest;
+        }
+    }
+}
+
+fn nested_cues() -> Vec<Vec<String>> {
+    CUE_FILES
+        .iter()
+        .flat_map(|f| entries(f))
+        .filter(|c| !c.contains('*'))
+        .map(cue_words)
+        .collect()
+}
+
+/// A word that ends a noun phrase: a copula or a verb of explanation.
+fn is_verb(w: &Word) -> bool {
+    lexicon::is_finite_verb(&w.lower) || lexicon::is_content_verb(&w.lower)
+}
+
+/// The node whose key or alias opens `focus`, word for word (a plural "s" or
+/// "es" aside) and before any verb; the longest wins.
+fn concept_opening(map: &ConceptMap, focus: &[Word]) -> Option<usize> {
+    let span = focus
+        .iter()
+        .take(super::MAX_WORDS)
+        .take_while(|w| !is_verb(w))
+        .count();
+    let phrase = &focus[..span];
+    let mut best: Option<(usize, usize, usize)> = None; // node, words, chars
+    for (i, n) in map.nodes().iter().enumerate() {
+        for key in std::iter::once(&n.key).chain(&n.aliases) {
+            let kw: Vec<&str> = key.split(' ').collect();
+            let opens = kw.len() <= phrase.len()
+                && phrase.iter().zip(&kw).all(|(w, k)| same_word(&w.key, k));
+            let score = (kw.len(), key.chars().count());
+            if opens && best.is_none_or(|(_, w, c)| score > (w, c)) {
+                best = Some((i, score.0, score.1));
+            }
+        }
+    }
+    best.map(|(i, _, _)| i)
+}
+
+/// Equal, or one is the other plus "s"/"es".
+fn same_word(w: &str, k: &str) -> bool {
+    let plural = |long: &str, short: &str| {
+        long.strip_suffix('s').is_some_and(|x| x == short)
+            || long.strip_suffix("es").is_some_and(|x| x == short)
+    };
+    w == k || plural(w, k) || plural(k, w)
+}
+
+/// The short name `focus` opens with, as the sentence spells it.
+fn noun_phrase<'s>(focus: &[Word], sentence: &'s str) -> Option<&'s str> {
+    let proper = |w: &Word| {
+        sentence[w.start..w.end]
+            .chars()
+            .next()
+            .is_some_and(char::is_uppercase)
+    };
+    let mut taken = 0;
+    while taken < focus.len() && taken < SHORT_NAME_WORDS {
+        let w = &focus[taken];
+        if is_verb(w) {
+            break;
+        }
+        if lexicon::is_function_word(&w.key) {
+            // "ciclo di Krebs": a function word joining a lowercase noun to a
+            // proper name (not German's capitalised nouns: "die Mitochondrien
+            // das Kraftwerk" stops at "das").
+            match focus.get(taken + 1) {
+                Some(next)
+                    if taken > 0
+                        && !proper(&focus[0])
+                        && taken + 2 <= SHORT_NAME_WORDS
+                        && proper(next)
+                        && !is_verb(next) =>
+                {
+                    taken += 2;
+                    continue;
+                }
+                _ => break,
+            }
+        }
+        taken += 1;
+    }
+    (taken > 0).then(|| &sentence[focus[0].start..focus[taken - 1].end])
 }
 
 /// The node whose key or alias occurs in `body` as whole words; longest wins.
@@ -187,42 +326,6 @@ fn create(map: &mut ConceptMap, name: &str, note: String) -> TeachOutcome {
     map.nodes.push(node);
     map.settle();
     TeachOutcome::Created { key, name, note }
-}
-
-fn short_name_or_unnamed(
-    map: &mut ConceptMap,
-    body: &[Word],
-    sentence: &str,
-    note: String,
-) -> TeachOutcome {
-    let nested: Vec<Vec<String>> = CUE_FILES
-        .iter()
-        .flat_map(|f| entries(f))
-        .filter(|c| !c.contains('*'))
-        .map(cue_words)
-        .collect();
-    let mut rest = body;
-    loop {
-        if let Some(c) = nested.iter().find(|c| starts_with(rest, c)) {
-            rest = &rest[c.len()..];
-        } else if rest
-            .first()
-            .is_some_and(|w| lexicon::is_function_word(&w.key))
-        {
-            rest = &rest[1..];
-        } else {
-            break;
-        }
-    }
-    let taken = rest
-        .iter()
-        .take(SHORT_NAME_WORDS)
-        .take_while(|w| !lexicon::is_function_word(&w.key) && !lexicon::is_finite_verb(&w.lower))
-        .count();
-    if taken == 0 {
-        return TeachOutcome::Unnamed { note };
-    }
-    create(map, &sentence[rest[0].start..rest[taken - 1].end], note)
 }
 
 fn capitalise(s: &str) -> String {

@@ -451,10 +451,22 @@ fn teaching_an_unknown_concept_creates_a_short_name() {
             "Remember that in our class we call the nucleolus the ribosome factory of the nucleus",
             "Nucleolus",
         ),
-        ("Ricorda che il ciclo di Krebs è nella matrice", "Ciclo"),
+        (
+            "Ricorda che il ciclo di Krebs è nella matrice",
+            "Ciclo di Krebs",
+        ),
         (
             "Souviens-toi que la photosynthèse produit du glucose",
-            "Photosynthèse produit",
+            "Photosynthèse",
+        ),
+        (
+            "Remember that the Golgi apparatus packages proteins",
+            "Golgi apparatus",
+        ),
+        ("Consider ATP as the cell's energy currency", "ATP"),
+        (
+            "Treat the Krebs cycle as the hub of respiration",
+            "Krebs cycle",
         ),
     ] {
         let mut map = biology_map(&["Cell membrane"]);
@@ -469,6 +481,67 @@ fn teaching_an_unknown_concept_creates_a_short_name() {
             other => panic!("{text}: {other:?}"),
         }
     }
+}
+
+/// The note goes to the concept the sentence is about (the object of "we
+/// call", the subject of "X is"), never to a name that only appears later in
+/// it; with no such concept the new node is named by that noun phrase.
+#[test]
+fn teaching_routes_to_what_the_sentence_is_about_in_four_languages() {
+    for (map_names, text, about) in [
+        (
+            &["Cell"][..],
+            "Remember that in our class we call the mitochondria the powerhouse of the cell",
+            "Mitochondria",
+        ),
+        (
+            &["Cellula"][..],
+            "Ricorda che in classe chiamiamo i mitocondri la centrale energetica della cellula",
+            "Mitocondri",
+        ),
+        (
+            &["Sel"][..],
+            "Ingat bahwa di kelas kami menyebut mitokondria sebagai pembangkit tenaga sel",
+            "Mitokondria",
+        ),
+        (
+            &["Célula"][..],
+            "Recuerda que en nuestra clase llamamos a las mitocondrias la central de energía de la célula",
+            "Mitocondrias",
+        ),
+        (
+            &["Zelle"][..],
+            "In unserer Klasse nennen wir die Mitochondrien das Kraftwerk der Zelle",
+            "Mitochondrien",
+        ),
+    ] {
+        // Without the concept: a new node named by the phrase, the other untouched.
+        let mut map = biology_map(map_names);
+        let cue = teaching(text).expect("teaches");
+        match teach(&mut map, text, &cue) {
+            TeachOutcome::Created { name, .. } => assert_eq!(name, about, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+        assert!(node(&map, map_names[0]).taught.is_empty(), "{text}");
+        // With it: the note lands there.
+        let mut names = map_names.to_vec();
+        names.push(about);
+        let mut map = biology_map(&names);
+        match teach(&mut map, text, &cue) {
+            TeachOutcome::Attached { name, .. } => assert_eq!(name, about, "{text}"),
+            other => panic!("{text}: {other:?}"),
+        }
+        assert_eq!(map.len(), names.len());
+        assert!(node(&map, map_names[0]).taught.is_empty(), "{text}");
+    }
+    // The subject of "X is…", found word for word ("Golgi apparatus packages…").
+    let mut map = biology_map(&["Protein", "Golgi apparatus"]);
+    let text = "Remember that the Golgi apparatus packages proteins";
+    let out = teach(&mut map, text, &teaching(text).unwrap());
+    assert!(
+        matches!(&out, TeachOutcome::Attached { name, .. } if name == "Golgi apparatus"),
+        "{out:?}"
+    );
 }
 
 #[test]

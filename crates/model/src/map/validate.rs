@@ -91,9 +91,165 @@ pub fn validate_name(name: &str) -> Result<(), Rejection> {
     Ok(())
 }
 
+/// Longest gist or definition kept, in characters; past it a sentence is cut
+/// at a clause boundary and marked with an ellipsis.
+pub const MAX_DEFINITION_CHARS: usize = 240;
+
+/// A cut never leaves fewer characters than this before its ellipsis.
+const MIN_CUT_CHARS: usize = 40;
+
+/// Marks after which a definition is unfinished: "…, such as the cell membrane,".
+const CLAUSE_MARKS: [char; 7] = [',', ';', ':', '(', '\u{2014}', '\u{2013}', '-'];
+
+/// Why a would-be definition (or gist) was refused.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "reason", rename_all = "snake_case")]
+pub enum DefinitionRejection {
+    Empty,
+    TooLong {
+        chars: usize,
+    },
+    /// It ends inside a clause: on a comma, a colon, an open parenthesis…
+    Unfinished,
+}
+
+impl std::fmt::Display for DefinitionRejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Empty => write!(f, "empty definition"),
+            Self::TooLong { chars } => write!(
+                f,
+                "too long ({chars} characters, at most {MAX_DEFINITION_CHARS})"
+            ),
+            Self::Unfinished => write!(f, "ends inside a clause"),
+        }
+    }
+}
+
+/// Accepts a concept's gist or definition, or says why not: not empty, at most
+/// [`MAX_DEFINITION_CHARS`] (an ellipsis aside), and never ending inside a
+/// clause (",.", ";", ":" or an unclosed parenthesis at its end). Both
+/// extractors' output passes it ([`fit_definition`] makes it so).
+pub fn validate_definition(text: &str) -> Result<(), DefinitionRejection> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Err(DefinitionRejection::Empty);
+    }
+    let chars = text.trim_end_matches('\u{2026}').chars().count();
+    if chars > MAX_DEFINITION_CHARS {
+        return Err(DefinitionRejection::TooLong { chars });
+    }
+    let body = text.trim_end_matches(['.', '\u{2026}', ' ']);
+    if body.ends_with(CLAUSE_MARKS) || depth_at_end(text) > 0 {
+        return Err(DefinitionRejection::Unfinished);
+    }
+    Ok(())
+}
+
+/// Open parentheses left unclosed at the end of `text`.
+fn depth_at_end(text: &str) -> usize {
+    text.chars().fold(0usize, |d, c| match c {
+        '(' => d + 1,
+        ')' => d.saturating_sub(1),
+        _ => d,
+    })
+}
+
+/// Fits a sentence or phrase to [`validate_definition`]: whitespace collapsed;
+/// a text ending on a clause mark (a sentence cut by a list or a page) loses
+/// the mark and takes an ellipsis; one longer than the bound is cut at its last
+/// clause boundary outside parentheses (a comma, semicolon, colon, dash or an
+/// opening parenthesis) within the bound, else at a word, with an ellipsis.
+/// Nothing is added to a text that fits: a phrase stays a phrase.
+pub fn fit_definition(text: &str) -> String {
+    let s = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // "…amino acids,." and "…amino acids," alike end inside a clause.
+    let before_dots = s.trim_end_matches(['.', ' ']);
+    let cut_short = before_dots.ends_with(CLAUSE_MARKS);
+    let trimmed = if cut_short {
+        before_dots.trim_end_matches(|c: char| CLAUSE_MARKS.contains(&c) || c == ' ')
+    } else {
+        s.as_str()
+    };
+    if trimmed.chars().count() <= MAX_DEFINITION_CHARS && depth_at_end(trimmed) == 0 {
+        return if cut_short {
+            format!("{trimmed}\u{2026}")
+        } else {
+            trimmed.to_string()
+        };
+    }
+    // The last clause boundary outside parentheses within the bound.
+    let mut depth = 0usize;
+    let mut clause: Option<usize> = None;
+    let mut word: Option<usize> = None;
+    for (n, (i, c)) in trimmed.char_indices().enumerate() {
+        if n > MAX_DEFINITION_CHARS {
+            break;
+        }
+        match c {
+            '(' => {
+                if depth == 0 && n >= MIN_CUT_CHARS {
+                    clause = Some(i);
+                }
+                depth += 1;
+            }
+            ')' => depth = depth.saturating_sub(1),
+            ',' | ';' | ':' | '\u{2014}' | '\u{2013}' if depth == 0 && n >= MIN_CUT_CHARS => {
+                clause = Some(i)
+            }
+            ' ' if depth == 0 => word = Some(i),
+            _ => {}
+        }
+    }
+    let at = clause.or(word).unwrap_or_else(|| {
+        trimmed
+            .char_indices()
+            .nth(MAX_DEFINITION_CHARS)
+            .map_or(trimmed.len(), |(i, _)| i)
+    });
+    let head = trimmed[..at].trim_end_matches(|c: char| CLAUSE_MARKS.contains(&c) || c == ' ');
+    format!("{head}\u{2026}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn definitions_are_whole_or_cut_at_a_clause() {
+        assert_eq!(fit_definition("diffusion of water"), "diffusion of water");
+        assert_eq!(
+            fit_definition(
+                "Osmosis is the diffusion of water across a membrane, such as the cell membrane,"
+            ),
+            "Osmosis is the diffusion of water across a membrane, such as the cell membrane\u{2026}"
+        );
+        let long = format!(
+            "Active transport is the movement of particles against a gradient, which costs the cell energy (from {}), and it {}.",
+            "ATP, mostly, ".repeat(5),
+            "happens in every cell all the time ".repeat(4)
+        );
+        let cut = fit_definition(&long);
+        assert!(cut.ends_with('\u{2026}'), "{cut}");
+        assert!(cut.chars().count() <= MAX_DEFINITION_CHARS + 1, "{cut}");
+        assert!(long.starts_with(cut.trim_end_matches('\u{2026}')), "{cut}");
+        assert_eq!(validate_definition(&cut), Ok(()), "{cut}");
+        for bad in [
+            "Ribosomes build proteins from amino acids,.",
+            "The nucleus stores DNA;",
+            "Water moves (through pores",
+            "",
+        ] {
+            assert!(validate_definition(bad).is_err(), "{bad}");
+            if !bad.is_empty() {
+                assert_eq!(validate_definition(&fit_definition(bad)), Ok(()), "{bad}");
+            }
+        }
+        assert_eq!(
+            validate_definition("Water crossing a membrane is osmosis."),
+            Ok(())
+        );
+    }
 
     #[test]
     fn concept_names_pass() {
