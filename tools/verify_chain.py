@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Independent verifier of tutor-memory's hash-chained episode log (SQLite).
 
-Written from the documented canonical encoding v1 (ARCHITECTURE.md, "The chain
-hash, byte by byte"), not from the Rust code; Python 3 standard library only.
+Written from the documented canonical encodings v1 and v2 (ARCHITECTURE.md,
+"The chain hash, byte by byte"), not from the Rust code; Python 3 standard
+library only.
 tools/chain_vectors.json holds test vectors of the encoding. Usage:
 
     python3 verify_chain.py PATH.db [--json]
@@ -20,16 +21,25 @@ import sys
 import urllib.parse
 
 MAGIC = b"tutor-memory/episode/v1"
+MAGIC_V2 = b"tutor-memory/episode/v2"
+CONTENT_V2 = b"tutor-memory/content/v2"
 GENESIS = b"tutor-memory/chain/v1/genesis\0"  # note the trailing NUL byte
 REORDER_SEARCH = 1024  # how far a moved row is looked for (as the Rust verifier)
-NAMES = ("seq", "kind", "at", "salience", "summary", "text", "concepts", "evidence",
-         "data", "external_id", "prev_hash", "hash")
-# Each column, then the SQLite type of every column (SQLite keeps whatever
-# it is given: a row written behind the store's back may hold another type).
-COLUMNS = ", ".join(NAMES) + ", " + ", ".join(f"typeof({n})" for n in NAMES)
+V1_NAMES = ("seq", "kind", "at", "salience", "summary", "text", "concepts", "evidence",
+            "data", "external_id", "prev_hash", "hash")
+V2_NAMES = V1_NAMES + ("enc", "salt", "digest")
+
+
+def columns(names):
+    """Each column, then the SQLite type of every column (SQLite keeps whatever
+    it is given: a row written behind the store's back may hold another type)."""
+    return ", ".join(names) + ", " + ", ".join(f"typeof({n})" for n in names)
+
+
 # The types a readable row has (salience may be stored as an integer).
 TYPES = {"seq": ("integer",), "at": ("integer",), "salience": ("real", "integer"),
-         "prev_hash": ("blob",), "hash": ("blob",), "external_id": ("text", "null")}
+         "prev_hash": ("blob",), "hash": ("blob",), "external_id": ("text", "null"),
+         "enc": ("integer",), "salt": ("blob", "null"), "digest": ("blob", "null")}
 
 
 def put(b):
@@ -59,6 +69,27 @@ def encode_v1(key, seq, kind, at_ms, salience, summary, text, concepts,
     return b"".join(out)
 
 
+def external(external_id):
+    if external_id is None:
+        return put(b"\x00")                      # 00000001 00
+    return put(b"\x01") + put(external_id)       # 00000001 01, then str(id)
+
+
+def content_digest_v2(salt, summary, text, concepts, evidence, data, external_id):
+    """Encoding 2's content digest: the content under the row's salt."""
+    out = [put(CONTENT_V2), put(salt)]
+    out += [put(f) for f in (summary, text, concepts, evidence, data)]
+    out.append(external(external_id))
+    return hashlib.sha256(b"".join(out)).digest()
+
+
+def encode_v2(key, seq, kind, at_ms, salience, digest, prev):
+    """Encoding 2's hashed bytes: position, kind, time, salience, digest, prev."""
+    return b"".join([put(MAGIC_V2), put(key), put(kind),
+                     put(struct.pack(">Qqd", seq, at_ms, float(salience))),
+                     put(digest), prev])
+
+
 def episode_hash(*fields):
     return hashlib.sha256(encode_v1(*fields)).digest()
 
@@ -69,12 +100,13 @@ def as_hash(b):
 
 
 class Row:
-    def __init__(self, key, r):
-        """`r`: the columns (TEXT read as bytes), then their SQLite types."""
-        values, types = r[:len(NAMES)], [t.decode() for t in r[len(NAMES):]]
+    def __init__(self, key, names, r):
+        """`r`: the columns `names` (TEXT read as bytes), then their SQLite types."""
+        values, types = r[:len(names)], [t.decode() for t in r[len(names):]]
         self.key = key
+        self.enc, self.salt, self.digest = 1, None, None
         where = f"seq {values[0]!r}"
-        for name, v, t in zip(NAMES, values, types):
+        for name, v, t in zip(names, values, types):
             if t not in TYPES.get(name, ("text",)):
                 raise ValueError(f"{where}: {name} is {t}, not {'/'.join(TYPES.get(name, ('text',)))}")
             if t == "text":
@@ -83,9 +115,19 @@ class Row:
                 except UnicodeDecodeError:
                     raise ValueError(f"{where}: {name} is not UTF-8") from None
             setattr(self, name, v)
+        if self.enc not in (1, 2) or (self.enc == 2 and self.salt is None):
+            raise ValueError(f"{where}: encoding {self.enc} with salt {self.salt!r}")
+
+    def content_digest(self):
+        return content_digest_v2(self.salt, self.summary, self.text, self.concepts,
+                                 self.evidence, self.data, self.external_id)
 
     def hash_as(self, seq):
         """This row's hash recomputed as if written at `seq`, after its own prev."""
+        if self.enc == 2:
+            return hashlib.sha256(encode_v2(self.key, seq, self.kind, self.at, self.salience,
+                                            self.content_digest(),
+                                            as_hash(self.prev_hash))).digest()
         return episode_hash(self.key, seq, self.kind, self.at, self.salience,
                             self.summary, self.text, self.concepts, self.evidence,
                             self.data, self.external_id, as_hash(self.prev_hash))
@@ -113,17 +155,22 @@ def content_break(db, subject_id, key, row):
 def verify_subject(db, subject_id, key):
     """Walks one chain in seq order; returns a report like `verify --json`."""
     prev, expected, brk = genesis_hash(key), 1, None
-    cur = db.execute(f"SELECT {COLUMNS} FROM episodes WHERE subject_id = ? ORDER BY seq",
+    have = {c[1] for c in db.execute("PRAGMA table_info(episodes)")}
+    names = V2_NAMES if "enc" in {h.decode() if isinstance(h, bytes) else h for h in have} else V1_NAMES
+    cur = db.execute(f"SELECT {columns(names)} FROM episodes WHERE subject_id = ? ORDER BY seq",
                      (subject_id,))
     for r in cur:
         try:
-            row = Row(key, r)
+            row = Row(key, names, r)
         except ValueError as e:                 # 0. a row of the wrong types
             seq = r[0] if isinstance(r[0], int) and r[0] > 0 else expected
             brk = {"kind": "unreadable", "seq": seq, "reason": str(e)}
             break
         if row.seq != expected:                 # 1. continuity: 1, 2, 3, ...
             brk = {"kind": "missing_seq", "expected": expected, "found": row.seq}
+            break
+        if row.enc == 2 and row.digest is not None and row.digest != row.content_digest():
+            brk = {"kind": "content", "seq": row.seq}   # 2a. v2: the stored digest
             break
         if row.hash_as(row.seq) != row.hash:    # 2. content (over the stored prev)
             brk = content_break(db, subject_id, key, row)
@@ -177,7 +224,7 @@ def open_ro(path):
 
 
 def main():
-    p = Parser(description="Verify tutor-memory episode hash chains (encoding v1).")
+    p = Parser(description="Verify tutor-memory episode hash chains (encodings v1 and v2).")
     p.add_argument("db", help="the SQLite store")
     p.add_argument("--json", action="store_true", help="print the reports as JSON")
     a = p.parse_args()

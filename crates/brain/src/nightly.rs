@@ -284,6 +284,7 @@ fn night_for(
                 data: c.data(),
                 external_id: Some(c.external_id()),
                 import_key: None,
+                salt: None,
             },
         )?;
         out.consolidation = Some(appended.id);

@@ -816,6 +816,7 @@ fn apply_one(
         data,
         external_id: event.id.clone(),
         import_key: Some(import_key),
+        salt: None,
     };
     let appended = tx.append(subject, &episode)?;
     if let Some((routing, verdict, current)) = pending_check {

@@ -205,6 +205,7 @@ fn a_time_past_year_9999_is_refused_and_an_old_one_never_breaks_the_report() {
                     data: Default::default(),
                     external_id: None,
                     import_key: None,
+                    salt: None,
                 },
             )
         })

@@ -29,6 +29,28 @@
 //!
 //! JSON fields are hashed as the exact stored text, so verification never has
 //! to parse JSON; writers produce them deterministically with sorted keys.
+//!
+//! # Canonical encoding, version 2 (written since schema 8)
+//!
+//! Version 2 hashes a *digest* of the content instead of the content, so that
+//! the content can later be erased while the chain still verifies. Each
+//! episode has its own random 16-byte salt, stored beside it, so a short text
+//! cannot be recovered from the digest by guessing it.
+//!
+//! The content digest is SHA-256 over
+//! 1. `str(b"tutor-memory/content/v2")`, 2. `str(salt)`,
+//! 3. `str(summary)`, `str(text)`, `str(concepts JSON)`, `str(evidence JSON)`,
+//!    `str(data JSON)`, exactly as stored,
+//! 4. the external id as in v1 (`str([0])`, or `str([1])` then `str(id)`).
+//!
+//! The episode hash is SHA-256 over
+//! 1. `str(b"tutor-memory/episode/v2")`, 2. `str(subject key)`, 3. `str(kind)`,
+//! 4. `str` of the same 24-byte block as v1 (seq, at, salience),
+//! 5. `str(content digest)` (32 bytes),
+//! 6. the previous episode's hash, 32 raw bytes (the genesis hash is v1's).
+//!
+//! A row stores its encoding (1 or 2), and for v2 its salt and its digest; a
+//! v1 chain keeps verifying as v1 and may continue with v2 episodes.
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -38,8 +60,12 @@ use std::fmt;
 pub type Hash = [u8; 32];
 
 /// The version of the canonical encoding written by this code.
-pub const ENCODING_VERSION: u32 = 1;
+pub const ENCODING_VERSION: u32 = 2;
 const MAGIC: &[u8] = b"tutor-memory/episode/v1";
+const MAGIC_V2: &[u8] = b"tutor-memory/episode/v2";
+const CONTENT_V2: &[u8] = b"tutor-memory/content/v2";
+/// Bytes of a v2 episode's salt.
+pub const SALT_BYTES: usize = 16;
 const GENESIS: &[u8] = b"tutor-memory/chain/v1/genesis\0";
 
 /// What kind of event an episode records. Salience is fixed by kind at write time.
@@ -165,6 +191,10 @@ pub struct NewEpisode {
     /// Identity of the recorded event this episode came from, if any: a
     /// second event with the same key is the same event, and is skipped.
     pub import_key: Option<Hash>,
+    /// The encoding-v2 salt to seal it with; `None` (every new event): a
+    /// fresh random one. A re-import of an export passes the salt the
+    /// episode was first sealed with, so it hashes the same.
+    pub salt: Option<[u8; SALT_BYTES]>,
 }
 
 /// An episode as stored.
@@ -222,6 +252,11 @@ pub struct EpisodeFields<'a> {
     pub evidence_json: &'a str,
     pub data_json: &'a str,
     pub external_id: Option<&'a str>,
+    /// The episode's salt: `Some` for encoding v2, `None` for v1.
+    pub salt: Option<&'a [u8]>,
+    /// The stored content digest of a v2 row (what verification checks the
+    /// recomputed digest against); `None` for v1 or when not yet computed.
+    pub digest: Option<&'a [u8]>,
 }
 
 /// The hash a chain starts from: the `prev` of its first episode.
@@ -232,8 +267,66 @@ pub fn genesis_hash(subject: &str) -> Hash {
     h.finalize().into()
 }
 
-/// The episode's hash under canonical encoding v1 (module docs).
+/// The episode's hash under its encoding (module docs): v2 when it has a
+/// salt, else v1.
 pub fn episode_hash(f: &EpisodeFields<'_>, prev: &Hash) -> Hash {
+    match f.salt {
+        Some(salt) => episode_hash_v2(f, &content_digest(f, salt), prev),
+        None => episode_hash_v1(f, prev),
+    }
+}
+
+/// The v2 content digest of the episode's content under `salt`.
+pub fn content_digest(f: &EpisodeFields<'_>, salt: &[u8]) -> Hash {
+    let mut h = Sha256::new();
+    let mut put = |bytes: &[u8]| {
+        h.update((bytes.len() as u32).to_be_bytes());
+        h.update(bytes);
+    };
+    put(CONTENT_V2);
+    put(salt);
+    put(f.summary.as_bytes());
+    put(f.text.as_bytes());
+    put(f.concepts_json.as_bytes());
+    put(f.evidence_json.as_bytes());
+    put(f.data_json.as_bytes());
+    match f.external_id {
+        None => put(&[0]),
+        Some(id) => {
+            put(&[1]);
+            put(id.as_bytes());
+        }
+    }
+    h.finalize().into()
+}
+
+/// The v2 hash of an episode's position, kind, time and salience over its
+/// content digest: all a verifier needs once the content is gone.
+pub fn episode_hash_v2(f: &EpisodeFields<'_>, digest: &Hash, prev: &Hash) -> Hash {
+    let mut h = Sha256::new();
+    let mut put = |bytes: &[u8]| {
+        h.update((bytes.len() as u32).to_be_bytes());
+        h.update(bytes);
+    };
+    put(MAGIC_V2);
+    put(f.subject.as_bytes());
+    put(f.kind.as_bytes());
+    put(&fixed_block(f));
+    put(digest);
+    h.update(prev);
+    h.finalize().into()
+}
+
+fn fixed_block(f: &EpisodeFields<'_>) -> [u8; 24] {
+    let mut fixed = [0u8; 24];
+    fixed[..8].copy_from_slice(&f.seq.to_be_bytes());
+    fixed[8..16].copy_from_slice(&f.at_ms.to_be_bytes());
+    fixed[16..].copy_from_slice(&f.salience.to_bits().to_be_bytes());
+    fixed
+}
+
+/// The episode's hash under canonical encoding v1 (module docs).
+pub fn episode_hash_v1(f: &EpisodeFields<'_>, prev: &Hash) -> Hash {
     let mut h = Sha256::new();
     let mut put = |bytes: &[u8]| {
         h.update((bytes.len() as u32).to_be_bytes());
@@ -241,12 +334,8 @@ pub fn episode_hash(f: &EpisodeFields<'_>, prev: &Hash) -> Hash {
     };
     put(MAGIC);
     put(f.subject.as_bytes());
-    let mut fixed = [0u8; 8 + 8 + 8];
-    fixed[..8].copy_from_slice(&f.seq.to_be_bytes());
-    fixed[8..16].copy_from_slice(&f.at_ms.to_be_bytes());
-    fixed[16..].copy_from_slice(&f.salience.to_bits().to_be_bytes());
     put(f.kind.as_bytes());
-    put(&fixed);
+    put(&fixed_block(f));
     put(f.summary.as_bytes());
     put(f.text.as_bytes());
     put(f.concepts_json.as_bytes());
@@ -480,6 +569,12 @@ impl ChainVerifier {
                 found: seq,
             });
         }
+        // A v2 row's stored digest must be what its content and salt give.
+        if let (Some(salt), Some(stored)) = (row.fields.salt, row.fields.digest)
+            && content_digest(&row.fields, salt).as_slice() != stored
+        {
+            return Err(Break::Content { seq });
+        }
         let computed = episode_hash(&row.fields, &as_hash(row.prev_hash));
         if computed.as_slice() != row.hash {
             return Err(self.content_break(row, lookup));
@@ -590,6 +685,8 @@ mod tests {
             evidence_json: "[]",
             data_json: "{}",
             external_id: None,
+            salt: None,
+            digest: None,
         }
     }
 
@@ -640,8 +737,67 @@ mod tests {
         ];
         for v in variants {
             assert_ne!(episode_hash(&v, &prev), h, "{v:?}");
+            // The same under v2, where the content enters through its digest.
+            let salted = |f: EpisodeFields<'_>| {
+                episode_hash(
+                    &EpisodeFields {
+                        salt: Some(&[7; 16]),
+                        ..f
+                    },
+                    &prev,
+                )
+            };
+            assert_ne!(salted(v), salted(base), "v2: {v:?}");
         }
         assert_ne!(episode_hash(&base, &[0; 32]), h);
+    }
+
+    /// Under v2 the hash is the skeleton over the content digest: with the
+    /// content gone, the stored digest still gives the same hash; another
+    /// salt gives another digest (a guess of the text needs the salt).
+    #[test]
+    fn v2_hashes_the_content_through_a_salted_digest() {
+        let prev = genesis_hash("ana/cells");
+        let salt = [3u8; SALT_BYTES];
+        let full = EpisodeFields {
+            salt: Some(&salt),
+            ..fields(1, "my phone is 555-0100")
+        };
+        let h = episode_hash(&full, &prev);
+        assert_ne!(h, episode_hash_v1(&full, &prev), "v2 is not v1");
+        let digest = content_digest(&full, &salt);
+        let gone = EpisodeFields {
+            summary: "",
+            text: "",
+            salt: None,
+            ..full
+        };
+        assert_eq!(episode_hash_v2(&gone, &digest, &prev), h);
+        assert_ne!(content_digest(&full, &[4; SALT_BYTES]), digest);
+        // A verifier refuses a v2 row whose stored digest is not its content's.
+        let mut v = ChainVerifier::new("ana/cells");
+        let wrong = [9u8; 32];
+        let row = StoredRow {
+            fields: EpisodeFields {
+                digest: Some(&wrong),
+                ..full
+            },
+            prev_hash: &prev,
+            hash: &h,
+        };
+        assert_eq!(v.push(&row, &mut NoLookup), Err(Break::Content { seq: 1 }));
+        let row = StoredRow {
+            fields: EpisodeFields {
+                digest: Some(&digest),
+                ..full
+            },
+            prev_hash: &prev,
+            hash: &h,
+        };
+        assert_eq!(
+            ChainVerifier::new("ana/cells").push(&row, &mut NoLookup),
+            Ok(())
+        );
     }
 
     #[test]

@@ -95,6 +95,7 @@ fn episode(i: usize, text: &str) -> NewEpisode {
         data,
         external_id: None,
         import_key: None,
+        salt: None,
     }
 }
 

@@ -51,12 +51,14 @@ pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
 }
 
 /// An episode as an engine stores it at `seq` after `prev`: its JSON fields
-/// exactly as hashed, and its chain hash. Written once, so both engines
-/// store (and hash) the same bytes.
+/// exactly as hashed, its encoding-v2 salt and content digest, and its chain
+/// hash. Written once, so both engines store (and hash) the same bytes.
 pub(crate) struct Sealed {
     pub concepts: String,
     pub evidence: String,
     pub data: String,
+    pub salt: [u8; tm_model::episodes::SALT_BYTES],
+    pub digest: Hash,
     pub hash: Hash,
 }
 
@@ -67,26 +69,41 @@ pub(crate) fn seal(s: &Subject, seq: u64, prev: &Hash, e: &NewEpisode) -> Result
     // serde_json's Map is a BTreeMap here: keys come out sorted.
     let data = serde_json::to_string(&e.data).map_err(corrupt)?;
     let key = s.key.to_string();
-    let hash = tm_model::episodes::episode_hash(
-        &tm_model::episodes::EpisodeFields {
-            subject: &key,
-            seq,
-            kind: e.kind.as_str(),
-            at_ms: to_ms(e.at),
-            salience: e.salience,
-            summary: &e.summary,
-            text: &e.text,
-            concepts_json: &concepts,
-            evidence_json: &evidence,
-            data_json: &data,
-            external_id: e.external_id.as_deref(),
-        },
-        prev,
-    );
+    // Encoding v2: a fresh random salt per episode, so the digest that stays
+    // when the content is erased cannot be matched against a guessed text.
+    // An export's re-import brings the salt the episode was sealed with.
+    let salt = match e.salt {
+        Some(salt) => salt,
+        None => {
+            let mut salt = [0u8; tm_model::episodes::SALT_BYTES];
+            getrandom::fill(&mut salt)
+                .map_err(|e| Error::Corrupt(format!("no randomness for a salt: {e}")))?;
+            salt
+        }
+    };
+    let fields = tm_model::episodes::EpisodeFields {
+        subject: &key,
+        seq,
+        kind: e.kind.as_str(),
+        at_ms: to_ms(e.at),
+        salience: e.salience,
+        summary: &e.summary,
+        text: &e.text,
+        concepts_json: &concepts,
+        evidence_json: &evidence,
+        data_json: &data,
+        external_id: e.external_id.as_deref(),
+        salt: Some(&salt),
+        digest: None,
+    };
+    let digest = tm_model::episodes::content_digest(&fields, &salt);
+    let hash = tm_model::episodes::episode_hash_v2(&fields, &digest, prev);
     Ok(Sealed {
         concepts,
         evidence,
         data,
+        salt,
+        digest,
         hash,
     })
 }

@@ -41,6 +41,7 @@ fn episode(i: usize) -> NewEpisode {
         data,
         external_id: i.is_multiple_of(2).then(|| format!("e{i}")),
         import_key: None,
+        salt: None,
     }
 }
 
@@ -185,33 +186,38 @@ fn a_consistently_rehashed_row_breaks_the_next_link() {
     drop_triggers(&store);
     // Rewrite seq 3 and recompute its hash properly: only the link from seq 4 can tell.
     let e3 = store.episodes(&subject, 3, 1).unwrap().remove(0);
-    let prev: Vec<u8> = store
+    let (prev, salt): (Vec<u8>, Vec<u8>) = store
         .raw_connection()
-        .query_row("SELECT prev_hash FROM episodes WHERE seq = 3", [], |r| {
-            r.get(0)
-        })
+        .query_row(
+            "SELECT prev_hash, salt FROM episodes WHERE seq = 3",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap();
-    let forged = tm_model::episodes::episode_hash(
-        &tm_model::episodes::EpisodeFields {
-            subject: "ana/cells",
-            seq: 3,
-            kind: e3.kind.as_str(),
-            at_ms: e3.at.timestamp_millis(),
-            salience: e3.salience,
-            summary: &e3.summary,
-            text: "I never asked this",
-            concepts_json: &serde_json::to_string(&e3.concepts).unwrap(),
-            evidence_json: &serde_json::to_string(&e3.evidence).unwrap(),
-            data_json: &serde_json::to_string(&e3.data).unwrap(),
-            external_id: e3.external_id.as_deref(),
-        },
-        prev.as_slice().try_into().unwrap(),
-    );
+    // A forger who knows the encoding (v2: the digest of the new text under
+    // the row's salt, then the hash over it).
+    let fields = tm_model::episodes::EpisodeFields {
+        subject: "ana/cells",
+        seq: 3,
+        kind: e3.kind.as_str(),
+        at_ms: e3.at.timestamp_millis(),
+        salience: e3.salience,
+        summary: &e3.summary,
+        text: "I never asked this",
+        concepts_json: &serde_json::to_string(&e3.concepts).unwrap(),
+        evidence_json: &serde_json::to_string(&e3.evidence).unwrap(),
+        data_json: &serde_json::to_string(&e3.data).unwrap(),
+        external_id: e3.external_id.as_deref(),
+        salt: Some(&salt),
+        digest: None,
+    };
+    let digest = tm_model::episodes::content_digest(&fields, &salt);
+    let forged = tm_model::episodes::episode_hash(&fields, prev.as_slice().try_into().unwrap());
     store
         .raw_connection()
         .execute(
-            "UPDATE episodes SET text = 'I never asked this', hash = ?1 WHERE seq = 3",
-            params![forged.as_slice()],
+            "UPDATE episodes SET text = 'I never asked this', digest = ?2, hash = ?1 WHERE seq = 3",
+            params![forged.as_slice(), digest.as_slice()],
         )
         .unwrap();
     match first_break(&store, &subject) {

@@ -1,9 +1,10 @@
 //! An old database, frozen as a fixture, still opens, migrates and verifies.
 
 use tm_model::episodes::ChainState;
+use tm_model::episodes::{Kind, NewEpisode, salience};
 use tm_model::subject::SubjectKey;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, require_subject, verify};
+use tm_store::{Reader, StoreExt, require_subject, verify};
 
 #[test]
 fn frozen_schema_v1_opens_migrates_and_verifies() {
@@ -14,8 +15,8 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
         &path,
     )
     .unwrap();
-    let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 7);
+    let mut store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.schema_version().unwrap(), 8);
     let subject = require_subject(&store, &SubjectKey::parse("ana/cell-biology").unwrap()).unwrap();
     let report = verify(&store, &subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
@@ -37,4 +38,42 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
         .passage_hits(&subject, &["osmosis".to_string()], 10)
         .unwrap();
     assert!(!hits.is_empty(), "no passage about osmosis");
+
+    // The v1 chain continues with v2 episodes and still verifies, v1 rows as
+    // v1 and the new row as v2.
+    let at = chrono::DateTime::parse_from_rfc3339("2026-12-01T10:00:00Z")
+        .unwrap()
+        .to_utc();
+    store
+        .write(|tx| {
+            tx.append(
+                &subject,
+                &NewEpisode {
+                    kind: Kind::Question,
+                    at,
+                    salience: salience(Kind::Question, None),
+                    summary: "what is osmosis again".into(),
+                    text: "what is osmosis again?".into(),
+                    concepts: vec![],
+                    evidence: vec![],
+                    data: serde_json::Map::new(),
+                    external_id: None,
+                    import_key: None,
+                    salt: None,
+                },
+            )
+        })
+        .unwrap();
+    let report = verify(&store, &subject, None).unwrap();
+    assert_eq!(report.state, ChainState::Intact, "{report:?}");
+    assert_eq!(report.verified, 47);
+    let encodings: Vec<i64> = store
+        .raw_connection()
+        .prepare("SELECT enc FROM episodes WHERE seq IN (46, 47) ORDER BY seq")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(encodings, vec![1, 2]);
 }

@@ -64,6 +64,7 @@ fn writer() {
                         data: serde_json::Map::new(),
                         external_id: Some(format!("{who}-{i}")),
                         import_key: Some(import_key),
+                        salt: None,
                     },
                 )?;
                 Ok(())

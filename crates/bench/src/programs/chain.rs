@@ -47,6 +47,7 @@ pub fn run(o: &Options) -> Result<()> {
         data: serde_json::Map::new(),
         external_id: Some(format!("q{i}")),
         import_key: None,
+        salt: None,
     };
     println!("machine: {}", machine());
     println!(

@@ -132,6 +132,7 @@ fn generate(store: &mut dyn Store, n: usize) -> Result<(Subject, chrono::DateTim
                     data,
                     external_id: None,
                     import_key: None,
+                    salt: None,
                 }
             })
             .collect();

@@ -123,6 +123,7 @@ pub fn run(o: &Options) -> Result<()> {
                             data,
                             external_id: None,
                             import_key: None,
+                            salt: None,
                         },
                     )?;
                 }

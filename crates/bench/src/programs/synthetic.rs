@@ -178,6 +178,7 @@ pub fn subject(
                     data: serde_json::Map::new(),
                     external_id: None,
                     import_key: None,
+                    salt: None,
                 }
             })
             .collect();

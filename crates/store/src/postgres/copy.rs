@@ -113,6 +113,9 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
             ("prev_hash", Blob),
             ("hash", Blob),
             ("import_key", Blob),
+            ("enc", Int),
+            ("salt", Blob),
+            ("digest", Blob),
         ],
     ),
     (

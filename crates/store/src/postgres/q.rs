@@ -417,6 +417,8 @@ pub(crate) fn append<C: GenericClient>(
         concepts,
         evidence,
         data,
+        salt,
+        digest,
         hash,
     } = crate::seal(s, seq, &prev, e)?;
     let topic = e.data.get("topic").and_then(|v| v.as_str());
@@ -428,8 +430,8 @@ pub(crate) fn append<C: GenericClient>(
     let row = c.query_opt(
         "WITH e AS (
              INSERT INTO episodes (subject_id, seq, kind, at, salience, summary, text, concepts, evidence, data,
-                                   external_id, prev_hash, hash, import_key, topic, verdict)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                                   external_id, prev_hash, hash, import_key, topic, verdict, enc, salt, digest)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, 2, $21, $22)
              ON CONFLICT (subject_id, external_id) DO NOTHING RETURNING id),
          p AS (INSERT INTO fts_postings (kind, subject_id, term, doc_id, tf)
                SELECT 'e', $1, t, e.id, n FROM e, unnest($17::text[], $18::int[]) AS x(t, n)),
@@ -460,6 +462,8 @@ pub(crate) fn append<C: GenericClient>(
             &counts,
             &tokens,
             &concept_keys,
+            &salt.as_slice(),
+            &digest.as_slice(),
         ],
     )?;
     match row {
@@ -490,7 +494,8 @@ pub(crate) fn chain_page<C: GenericClient>(
     after_seq: i64,
 ) -> Result<Vec<Row>> {
     c.query(
-        "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash
+        "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash,
+                enc, salt, digest
          FROM episodes WHERE subject_id = $1 AND seq > $2 ORDER BY seq LIMIT 5000",
         &[&s.id, &after_seq],
     )
@@ -523,6 +528,12 @@ pub(crate) fn visit_chain_page(
             evidence_json: r.get(7),
             data_json: r.get(8),
             external_id: free_text_opt(r, 9).map_err(unreadable)?,
+            // Encoding 2 names its salt; any other encoding is v1.
+            salt: match r.get::<_, i64>(12) {
+                1 => None,
+                _ => Some(r.get::<_, Option<&[u8]>>(13).unwrap_or_default()),
+            },
+            digest: r.get(14),
         };
         let row = StoredRow {
             fields,

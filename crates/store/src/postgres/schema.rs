@@ -15,7 +15,8 @@
 //! the brain's cache.
 
 /// Migration `i` brings the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[r#"
+pub const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE FUNCTION tm_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN RAISE EXCEPTION '%', TG_ARGV[0]; END $$;
 
@@ -284,4 +285,12 @@ CREATE TABLE passage_vectors (
     model       TEXT NOT NULL,
     vector      BYTEA NOT NULL
 );
-"#];
+"#,
+    // 2: chain encoding v2, as SQLite's migration 8: a row says its encoding;
+    //    a v2 row keeps its salt and content digest (what the hash covers).
+    r#"
+ALTER TABLE episodes ADD COLUMN enc BIGINT NOT NULL DEFAULT 1;
+ALTER TABLE episodes ADD COLUMN salt BYTEA;
+ALTER TABLE episodes ADD COLUMN digest BYTEA;
+"#,
+];

@@ -301,13 +301,15 @@ pub(crate) fn append(
         concepts,
         evidence,
         data,
+        salt,
+        digest,
         hash,
     } = crate::seal(s, seq, &prev, e)?;
     let inserted = c
         .prepare_cached(
             "INSERT INTO episodes (subject_id, seq, kind, at, salience, summary, text, concepts, evidence, data,
-                                   external_id, prev_hash, hash, import_key)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                                   external_id, prev_hash, hash, import_key, enc, salt, digest)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, 2, ?15, ?16)",
         )?
         .execute(params![
             s.id,
@@ -324,6 +326,8 @@ pub(crate) fn append(
             prev.as_slice(),
             hash.as_slice(),
             e.import_key.as_ref().map(|k| k.as_slice()),
+            salt.as_slice(),
+            digest.as_slice(),
         ]);
     if let Err(err) = inserted {
         if let (Some(id), rusqlite::Error::SqliteFailure(f, _)) = (&e.external_id, &err)
@@ -350,7 +354,8 @@ pub(crate) fn chain_rows(
 ) -> Result<()> {
     let key = s.key.to_string();
     let mut stmt = c.prepare_cached(
-        "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash
+        "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash,
+                enc, salt, digest
          FROM episodes WHERE subject_id = ?1 ORDER BY seq",
     )?;
     let mut rows = stmt.query([s.id])?;
@@ -390,6 +395,13 @@ fn stored_row<'r>(r: &'r rusqlite::Row<'_>, key: &'r str) -> rusqlite::Result<St
             evidence_json: text(7)?,
             data_json: text(8)?,
             external_id: r.get_ref(9)?.as_str_or_null()?,
+            // Encoding 2 names its salt; any other encoding is v1 (a v2 row
+            // stripped of its salt then fails as an edit, never silently).
+            salt: match r.get::<_, i64>(12)? {
+                1 => None,
+                _ => Some(r.get_ref(13)?.as_blob()?),
+            },
+            digest: r.get_ref(14)?.as_blob_or_null()?,
         },
         prev_hash: r.get_ref(10)?.as_blob()?,
         hash: r.get_ref(11)?.as_blob()?,

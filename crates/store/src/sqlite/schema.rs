@@ -249,6 +249,15 @@ CREATE TABLE api_keys (
 ALTER TABLE learners ADD COLUMN tenant_id INTEGER REFERENCES tenants(id);
 CREATE INDEX learners_by_tenant ON learners (tenant_id);
 "#,
+    // 8: chain encoding v2 (tm_model::episodes): a row says its encoding; a
+    //    v2 row keeps its random salt and its content digest, which is what
+    //    the chain hash covers, so the content can be erased and the chain
+    //    still verifies. Rows written before keep encoding 1.
+    r#"
+ALTER TABLE episodes ADD COLUMN enc INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE episodes ADD COLUMN salt BLOB;
+ALTER TABLE episodes ADD COLUMN digest BLOB;
+"#,
 ];
 
 /// The schema version the passage migration brings the database to; its
