@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 use tm_embed::Embedder;
 use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
 use tm_model::beliefs::BeliefRow;
-use tm_model::episodes::{ChainReport, Checkpoint, Episode};
+use tm_model::episodes::{ChainReport, Checkpoint, Episode, Erasure, NewErasure};
 use tm_model::events::Event;
 use tm_model::files::FileVersion;
 use tm_model::grounding::{Grounding, Passage};
@@ -684,6 +684,93 @@ impl Brain {
         self.read(|r| Ok(r.key_by_prefix(prefix)?))
     }
 
+    // ------------------------------------------------------------ erasure
+
+    /// Erases, on request, every text of the subjects `scope` covers and
+    /// everything derived from them, in one transaction, then compacts the
+    /// store so no byte of the text stays on disk. What stays: each chain's
+    /// skeleton (position, kind, time, digests) and the erasure record with
+    /// `reference` (the caller's reference for the request, at most 200
+    /// characters, never the learner's own words). `verify` then reports the
+    /// chain intact with the episodes erased.
+    pub fn erase(&self, scope: &EraseScope, reference: &str, at: DateTime<Utc>) -> Result<Erased> {
+        if reference.chars().count() > 200 || reference.chars().any(char::is_control) {
+            return Err(Error::Invalid(
+                "the reference is at most 200 characters, without control characters".into(),
+            ));
+        }
+        tm_model::instant::check(at).map_err(Error::Invalid)?;
+        let (kind, target, subjects) = self.read(|r| {
+            Ok(match scope {
+                EraseScope::Subject(s) => ("subject", s.key.to_string(), vec![s.clone()]),
+                EraseScope::Learner(slug) => (
+                    "learner",
+                    slug.clone(),
+                    r.subjects()?
+                        .into_iter()
+                        .filter(|s| &s.key.learner == slug)
+                        .collect(),
+                ),
+                EraseScope::TenantLearner { tenant_id, learner } => (
+                    "learner",
+                    learner.clone(),
+                    r.tenant_subjects(*tenant_id)?
+                        .into_iter()
+                        .filter(|s| &s.key.learner == learner)
+                        .collect(),
+                ),
+                EraseScope::Tenant { tenant_id, name } => {
+                    ("tenant", name.clone(), r.tenant_subjects(*tenant_id)?)
+                }
+            })
+        })?;
+        if subjects.is_empty() {
+            return Err(Error::NotFound(format!(
+                "no subject to erase for {kind} {target}"
+            )));
+        }
+        let request = NewErasure {
+            at,
+            scope: kind.to_string(),
+            target,
+            reference: reference.to_string(),
+        };
+        let (erasure, compaction) = self.pool.with(|store| {
+            let erasure = store.write(|tx| {
+                for s in &subjects {
+                    tx.lock_subject(s)?;
+                }
+                tx.erase(&request, &subjects)
+            })?;
+            Ok((erasure, store.compact()?))
+        })?;
+        // What this process holds in memory of those subjects goes too.
+        if let Ok(recaller) = self.recaller() {
+            for s in &subjects {
+                recaller.forget(s.id);
+            }
+        }
+        Ok(Erased {
+            erasure,
+            subjects: subjects.iter().map(|s| s.key.to_string()).collect(),
+            compaction,
+        })
+    }
+
+    /// The tenant (id) whose name this is, from its keys.
+    pub fn tenant_id(&self, name: &str) -> Result<Option<i64>> {
+        self.read(|r| {
+            for k in r.api_keys()? {
+                if k.tenant == name
+                    && let Some(owner) = r.key_by_prefix(&k.prefix)?
+                {
+                    return Ok(Some(owner.tenant_id));
+                }
+            }
+            Ok(None)
+        })
+    }
+
     /// Gives a learner of no tenant to `tenant`.
     pub fn assign_learner(
         &self,
@@ -694,6 +781,29 @@ impl Brain {
         self.pool
             .with(|s| Ok(s.write(|tx| tx.assign_learner(learner, tenant, at))?))
     }
+}
+
+/// What an erasure covers.
+#[derive(Debug, Clone)]
+pub enum EraseScope {
+    /// One subject.
+    Subject(Subject),
+    /// Every subject of a learner (the operator's `erase --learner`).
+    Learner(String),
+    /// Every subject of a learner the tenant owns (none of another's).
+    TenantLearner { tenant_id: i64, learner: String },
+    /// Every subject of every learner of the tenant.
+    Tenant { tenant_id: i64, name: String },
+}
+
+/// What an erasure did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Erased {
+    pub erasure: Erasure,
+    /// The subjects whose content it removed, by key.
+    pub subjects: Vec<String>,
+    /// How the storage was compacted afterwards.
+    pub compaction: String,
 }
 
 #[cfg(test)]

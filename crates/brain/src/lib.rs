@@ -23,7 +23,7 @@ pub mod record;
 pub mod report;
 pub mod turn;
 
-pub use brain::{Brain, EmbedderSource};
+pub use brain::{Brain, EmbedderSource, EraseScope, Erased};
 
 /// Everything that can go wrong while recording, recalling or reporting.
 ///

@@ -254,6 +254,20 @@ impl Recaller {
         &*self.embedder
     }
 
+    /// Drops what this recaller holds of a subject (after an erasure): its
+    /// vectors, its concept vectors, and every episode's derived facts.
+    pub fn forget(&self, subject_id: i64) {
+        if let Ok(mut c) = self.cache.lock() {
+            c.retain(|k, _| k.0 != subject_id);
+        }
+        if let Ok(mut c) = self.concepts.lock() {
+            c.retain(|k, _| k.0 != subject_id);
+        }
+        if let Ok(mut d) = self.derived.lock() {
+            d.clear();
+        }
+    }
+
     /// Embeds every episode of the subject that has no vector from this
     /// embedder yet (or one from another model), in batches; returns how many.
     pub fn embed_missing(

@@ -213,6 +213,36 @@ pub struct Episode {
     pub external_id: Option<String>,
     #[serde(serialize_with = "hex_hash")]
     pub hash: Hash,
+    /// Its content was erased on request (the position, kind, time and
+    /// digest stay; summary, text, concepts, evidence and data are empty).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub erased: bool,
+}
+
+/// An erasure asked for: what it covers, and the caller's reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewErasure {
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// `tenant`, `learner` or `subject`.
+    pub scope: String,
+    /// The tenant's name, the learner's slug or the subject's key.
+    pub target: String,
+    /// The caller's reference for the request ("ticket 4711"); may be empty.
+    /// Never the learner's own words: it stays.
+    pub reference: String,
+}
+
+/// An erasure as recorded: it stays when everything it erased is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Erasure {
+    pub id: i64,
+    pub at: chrono::DateTime<chrono::Utc>,
+    pub scope: String,
+    pub target: String,
+    pub reference: String,
+    /// Subjects and episodes whose content it removed.
+    pub subjects: u64,
+    pub episodes: u64,
 }
 
 fn hex_hash<S: serde::Serializer>(h: &Hash, s: S) -> Result<S::Ok, S::Error> {
@@ -403,6 +433,17 @@ pub struct ChainReport {
     pub first_break: Option<Break>,
     /// Whether a checkpoint was compared.
     pub checkpoint_checked: bool,
+    /// Episodes verified whose content was erased on request: their
+    /// position, kind, time and digest still verify.
+    #[serde(default)]
+    pub erased: u64,
+    /// Of those, v1 episodes (written before encoding 2), whose hash covered
+    /// the content itself: only their place in the chain still verifies.
+    #[serde(default)]
+    pub erased_v1: u64,
+    /// The erasures that removed this subject's content.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub erasures: Vec<Erasure>,
 }
 
 /// The first place a chain stops being what was written.
@@ -519,6 +560,10 @@ pub struct StoredRow<'a> {
     pub fields: EpisodeFields<'a>,
     pub prev_hash: &'a [u8],
     pub hash: &'a [u8],
+    /// The row's encoding (1 or 2).
+    pub encoding: u32,
+    /// Its content was erased by a recorded erasure.
+    pub erased: bool,
 }
 
 /// What the verifier needs to know about a row whose content no longer
@@ -538,6 +583,8 @@ pub struct ChainVerifier {
     expected_seq: u64,
     prev: Hash,
     verified: u64,
+    erased: u64,
+    erased_v1: u64,
 }
 
 impl ChainVerifier {
@@ -547,7 +594,14 @@ impl ChainVerifier {
             expected_seq: 1,
             prev: genesis_hash(subject),
             verified: 0,
+            erased: 0,
+            erased_v1: 0,
         }
+    }
+
+    /// Erased rows verified so far, and how many of them were v1.
+    pub fn erased(&self) -> (u64, u64) {
+        (self.erased, self.erased_v1)
     }
 
     /// How many rows verified so far.
@@ -569,15 +623,39 @@ impl ChainVerifier {
                 found: seq,
             });
         }
-        // A v2 row's stored digest must be what its content and salt give.
-        if let (Some(salt), Some(stored)) = (row.fields.salt, row.fields.digest)
-            && content_digest(&row.fields, salt).as_slice() != stored
-        {
-            return Err(Break::Content { seq });
-        }
-        let computed = episode_hash(&row.fields, &as_hash(row.prev_hash));
-        if computed.as_slice() != row.hash {
-            return Err(self.content_break(row, lookup));
+        let computed = if row.erased {
+            // Erased: a v2 row's skeleton still hashes over its stored
+            // digest; a v1 row hashed its content, which is gone, so only its
+            // link (here, and from the next row to its stored hash) is checked.
+            match (row.encoding, row.fields.digest) {
+                (2, Some(digest)) => {
+                    let h = episode_hash_v2(&row.fields, &as_hash(digest), &as_hash(row.prev_hash));
+                    if h.as_slice() != row.hash {
+                        return Err(Break::Content { seq });
+                    }
+                    h
+                }
+                (1, None) => {
+                    self.erased_v1 += 1;
+                    as_hash(row.hash)
+                }
+                _ => return Err(Break::Content { seq }),
+            }
+        } else {
+            // A v2 row's stored digest must be what its content and salt give.
+            if let (Some(salt), Some(stored)) = (row.fields.salt, row.fields.digest)
+                && content_digest(&row.fields, salt).as_slice() != stored
+            {
+                return Err(Break::Content { seq });
+            }
+            let computed = episode_hash(&row.fields, &as_hash(row.prev_hash));
+            if computed.as_slice() != row.hash {
+                return Err(self.content_break(row, lookup));
+            }
+            computed
+        };
+        if row.erased {
+            self.erased += 1;
         }
         if row.prev_hash != self.prev.as_slice() {
             return Err(Break::Link {
@@ -784,6 +862,8 @@ mod tests {
             },
             prev_hash: &prev,
             hash: &h,
+            encoding: 2,
+            erased: false,
         };
         assert_eq!(v.push(&row, &mut NoLookup), Err(Break::Content { seq: 1 }));
         let row = StoredRow {
@@ -793,10 +873,42 @@ mod tests {
             },
             prev_hash: &prev,
             hash: &h,
+            encoding: 2,
+            erased: false,
         };
         assert_eq!(
             ChainVerifier::new("ana/cells").push(&row, &mut NoLookup),
             Ok(())
+        );
+
+        // Erased: the content is gone, the stored digest still verifies the
+        // skeleton; a changed time does not.
+        let gone = StoredRow {
+            fields: EpisodeFields {
+                summary: "",
+                text: "",
+                salt: None,
+                digest: Some(&digest),
+                ..full
+            },
+            prev_hash: &prev,
+            hash: &h,
+            encoding: 2,
+            erased: true,
+        };
+        let mut v = ChainVerifier::new("ana/cells");
+        assert_eq!(v.push(&gone, &mut NoLookup), Ok(()));
+        assert_eq!(v.erased(), (1, 0));
+        let moved = StoredRow {
+            fields: EpisodeFields {
+                at_ms: full.at_ms + 1,
+                ..gone.fields
+            },
+            ..gone
+        };
+        assert_eq!(
+            ChainVerifier::new("ana/cells").push(&moved, &mut NoLookup),
+            Err(Break::Content { seq: 1 })
         );
     }
 
@@ -834,6 +946,8 @@ mod tests {
                     fields: *f,
                     prev_hash: p,
                     hash: h,
+                    encoding: 1,
+                    erased: false,
                 },
                 &mut NoLookup,
             )
@@ -848,6 +962,8 @@ mod tests {
                 fields: *f,
                 prev_hash: p,
                 hash: h,
+                encoding: 1,
+                erased: false,
             },
             &mut NoLookup,
         )
@@ -858,6 +974,8 @@ mod tests {
                 fields: *f,
                 prev_hash: p,
                 hash: h,
+                encoding: 1,
+                erased: false,
             },
             &mut NoLookup,
         );

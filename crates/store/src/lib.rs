@@ -26,8 +26,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use tm_model::beliefs::BeliefRow;
 use tm_model::episodes::{
-    Annotation, Appended, Break, ChainReport, ChainState, ChainVerifier, Checkpoint, Episode, Hash,
-    Kind, NewEpisode, PrevLookup, StoredRow,
+    Annotation, Appended, Break, ChainReport, ChainState, ChainVerifier, Checkpoint, Episode,
+    Erasure, Hash, Kind, NewEpisode, NewErasure, PrevLookup, StoredRow,
 };
 use tm_model::files::{FileAdded, FileVersion};
 use tm_model::map::ConceptMap;
@@ -382,6 +382,10 @@ pub trait Reader {
     fn subject_tenant(&self, s: &Subject) -> Result<Option<i64>>;
     /// The subjects of the tenant's learners, by key.
     fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>>;
+
+    // ------------------------------------------------------------ erasure
+    /// The erasures that cleared episodes of the subject, oldest first.
+    fn erasures(&self, s: &Subject) -> Result<Vec<Erasure>>;
 }
 
 /// One write transaction: every write, and every read as seen inside it.
@@ -498,6 +502,14 @@ pub trait Tx: Reader {
         tenant: &str,
         at: DateTime<Utc>,
     ) -> Result<Option<Claim>>;
+    /// Records the erasure and removes every text of these subjects and
+    /// everything derived from them: episode content (the chain's skeleton
+    /// and digests stay, pointing at the erasure), full-text terms, vectors,
+    /// concepts touched, annotations, citation checks, files with their
+    /// versions, pages and passages, map snapshots, beliefs, the night's
+    /// log and caches, import records, the subject's title. Lock the
+    /// subjects first. Follow it with [`Store::compact`].
+    fn erase(&mut self, e: &NewErasure, subjects: &[Subject]) -> Result<Erasure>;
 }
 
 /// One connection to a store.
@@ -513,6 +525,11 @@ pub trait Store: Reader + Send {
     fn is_closed(&self) -> bool {
         false
     }
+    /// After an erasure: rewrites the storage so that no byte of erased
+    /// text remains on disk (SQLite: the full-text indexes merged, the
+    /// write-ahead log checkpointed and emptied, VACUUM; PostgreSQL: VACUUM
+    /// of the touched tables). Returns what it did, for people.
+    fn compact(&mut self) -> Result<String>;
 }
 
 /// [`Store::transact`] with a result.
@@ -643,7 +660,16 @@ pub fn verify(r: &dyn Reader, s: &Subject, checkpoint: Option<&Checkpoint>) -> R
         first_break = verifier.finish(Some((cp, at_cp.as_deref()))).err();
     }
     let (head_seq, head) = verifier.head();
+    let (erased, erased_v1) = verifier.erased();
+    let erasures = if erased > 0 {
+        r.erasures(s)?
+    } else {
+        Vec::new()
+    };
     Ok(ChainReport {
+        erased,
+        erased_v1,
+        erasures,
         subject: key,
         state: if first_break.is_some() {
             ChainState::Broken

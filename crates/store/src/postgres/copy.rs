@@ -96,6 +96,18 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
         &[("version_id", Int), ("page", Int), ("text", Text)],
     ),
     (
+        "erasures",
+        &[
+            ("id", Int),
+            ("at", Int),
+            ("scope", Text),
+            ("target", Text),
+            ("reference", Text),
+            ("subjects", Int),
+            ("episodes", Int),
+        ],
+    ),
+    (
         "episodes",
         &[
             ("id", Int),
@@ -116,6 +128,7 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
             ("enc", Int),
             ("salt", Blob),
             ("digest", Blob),
+            ("erased_by", Int),
         ],
     ),
     (
@@ -234,6 +247,7 @@ const SERIAL: &[&str] = &[
     "subjects",
     "files",
     "file_versions",
+    "erasures",
     "episodes",
     "annotations",
     "imports",

@@ -230,7 +230,49 @@ impl Store for PgStore {
     fn is_closed(&self) -> bool {
         self.c.try_borrow().map(|c| c.is_closed()).unwrap_or(false)
     }
+
+    fn compact(&mut self) -> Result<String> {
+        // VACUUM cannot run inside a transaction block: one statement each.
+        // Plain VACUUM marks the erased tuples' space free for reuse and
+        // drops dead index entries; the bytes are overwritten as the space is
+        // reused (VACUUM FULL would rewrite the tables under an exclusive lock).
+        let client = self.c.get_mut();
+        for table in ERASED_TABLES {
+            client.batch_execute(&format!("VACUUM (ANALYZE) {table}"))?;
+        }
+        Ok(format!(
+            "{}: VACUUM of {} tables ({})",
+            self.location,
+            ERASED_TABLES.len(),
+            ERASED_TABLES.join(", ")
+        ))
+    }
 }
+
+/// The tables an erasure writes to.
+const ERASED_TABLES: [&str; 21] = [
+    "episodes",
+    "fts_postings",
+    "fts_stats",
+    "episode_concepts",
+    "episode_vectors",
+    "vector_stats",
+    "annotations",
+    "citation_checks",
+    "passage_vectors",
+    "passages",
+    "file_pages",
+    "file_versions",
+    "files",
+    "concept_maps",
+    "beliefs",
+    "nightly_runs",
+    "working_sets",
+    "self_models",
+    "imports",
+    "subjects",
+    "erasures",
+];
 
 impl<C: GenericClient> Pg<C> {
     /// Runs `f` over the client and its prepared statements.
@@ -467,9 +509,22 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
         self.with(|c| q::tenant_subjects(c, tenant_id))
     }
+    fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
+        self.with(|c| q::erasures(c, s))
+    }
 }
 
 impl Tx for PgTx<'_> {
+    fn erase(
+        &mut self,
+        e: &tm_model::episodes::NewErasure,
+        subjects: &[Subject],
+    ) -> Result<tm_model::episodes::Erasure> {
+        for s in subjects {
+            self.lock_subject(s)?;
+        }
+        self.with(|c| q::erase(c, e, subjects))
+    }
     fn lock_subject(&mut self, s: &Subject) -> Result<()> {
         if self.locked.insert(s.id) {
             self.with(|c| q::lock_subject(c, s))?;

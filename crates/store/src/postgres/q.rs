@@ -189,8 +189,7 @@ pub(crate) fn lock_subject<C: GenericClient>(c: &mut Db<'_, C>, s: &Subject) -> 
 
 // ---------------------------------------------------------------- episodes
 
-const EPISODE_COLUMNS: &str =
-    "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash";
+const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by";
 
 fn episode_row(r: &Row) -> Result<Episode> {
     let id: i64 = r.get(0);
@@ -216,6 +215,7 @@ fn episode_row(r: &Row) -> Result<Episode> {
             .as_slice()
             .try_into()
             .map_err(|_| bad("hash", &"not 32 bytes"))?,
+        erased: r.get::<_, Option<i64>>(12).is_some(),
     })
 }
 
@@ -254,7 +254,7 @@ pub(crate) fn of_kind<C: GenericClient>(
 ) -> Result<Vec<Episode>> {
     episodes_where(
         c,
-        "WHERE subject_id = $1 AND kind = $2 AND at <= $3 ORDER BY seq",
+        "WHERE subject_id = $1 AND kind = $2 AND at <= $3 AND erased_by IS NULL ORDER BY seq",
         &[&s.id, &kind.as_str(), &to_ms(until)],
     )
 }
@@ -267,7 +267,7 @@ pub(crate) fn between<C: GenericClient>(
 ) -> Result<Vec<Episode>> {
     episodes_where(
         c,
-        "WHERE subject_id = $1 AND at > $2 AND at <= $3 ORDER BY seq",
+        "WHERE subject_id = $1 AND at > $2 AND at <= $3 AND erased_by IS NULL ORDER BY seq",
         &[&s.id, &to_ms(from), &to_ms(to)],
     )
 }
@@ -495,7 +495,7 @@ pub(crate) fn chain_page<C: GenericClient>(
 ) -> Result<Vec<Row>> {
     c.query(
         "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash,
-                enc, salt, digest
+                enc, salt, digest, erased_by
          FROM episodes WHERE subject_id = $1 AND seq > $2 ORDER BY seq LIMIT 5000",
         &[&s.id, &after_seq],
     )
@@ -516,6 +516,8 @@ pub(crate) fn visit_chain_page(
             seq,
             reason: e.to_string(),
         };
+        let encoding: i64 = r.get(12);
+        let erased = r.get::<_, Option<i64>>(15).is_some();
         let fields = EpisodeFields {
             subject: &key,
             seq,
@@ -528,14 +530,16 @@ pub(crate) fn visit_chain_page(
             evidence_json: r.get(7),
             data_json: r.get(8),
             external_id: free_text_opt(r, 9).map_err(unreadable)?,
-            // Encoding 2 names its salt; any other encoding is v1.
-            salt: match r.get::<_, i64>(12) {
-                1 => None,
+            // Encoding 2 names its salt (gone once erased); 1 is v1.
+            salt: match (encoding, erased) {
+                (1, _) | (_, true) => None,
                 _ => Some(r.get::<_, Option<&[u8]>>(13).unwrap_or_default()),
             },
             digest: r.get(14),
         };
         let row = StoredRow {
+            encoding: u32::try_from(encoding).unwrap_or(0),
+            erased,
             fields,
             prev_hash: r.get(10),
             hash: r.get(11),
@@ -661,7 +665,7 @@ pub(crate) fn recent_ids<C: GenericClient>(
 ) -> Result<Vec<i64>> {
     ids(
         c,
-        "SELECT id FROM episodes WHERE subject_id = $1 AND at <= $2 ORDER BY at DESC, seq DESC LIMIT $3",
+        "SELECT id FROM episodes WHERE subject_id = $1 AND at <= $2 AND erased_by IS NULL ORDER BY at DESC, seq DESC LIMIT $3",
         &[&s.id, &to_ms(at), &lim(n)],
     )
 }
@@ -675,7 +679,7 @@ pub(crate) fn window_ids<C: GenericClient>(
 ) -> Result<Vec<i64>> {
     ids(
         c,
-        "SELECT id FROM episodes WHERE subject_id = $1 AND at >= $2 AND at < $3 ORDER BY at DESC, seq DESC LIMIT $4",
+        "SELECT id FROM episodes WHERE subject_id = $1 AND at >= $2 AND at < $3 AND erased_by IS NULL ORDER BY at DESC, seq DESC LIMIT $4",
         &[&s.id, &to_ms(from), &to_ms(to), &lim(n)],
     )
 }
@@ -1494,7 +1498,7 @@ pub(crate) fn citation_batch<C: GenericClient>(
         &format!(
             "SELECT {cols}, c.checked_at, c.status, c.label FROM episodes e
              LEFT JOIN citation_checks c ON c.episode_id = e.id
-             WHERE e.subject_id = $1 AND e.kind NOT IN ('consolidation', 'file') AND e.at <= $2
+             WHERE e.subject_id = $1 AND e.kind NOT IN ('consolidation', 'file') AND e.at <= $2 AND e.erased_by IS NULL
              ORDER BY c.checked_at IS NOT NULL, c.checked_at, e.id LIMIT $3"
         ),
         &[&s.id, &to_ms(at), &lim(n)],
@@ -1502,11 +1506,11 @@ pub(crate) fn citation_batch<C: GenericClient>(
     .iter()
     .map(|r| {
         let e = episode_row(r)?;
-        let check = r.get::<_, Option<i64>>(12).map(|ms| CitationCheck {
+        let check = r.get::<_, Option<i64>>(13).map(|ms| CitationCheck {
             episode_id: e.id,
             checked_at: from_ms(ms),
-            status: r.get(13),
-            label: r.get(14),
+            status: r.get(14),
+            label: r.get(15),
         });
         Ok((e, check))
     })
@@ -1731,4 +1735,108 @@ pub(crate) fn claim_learner<C: GenericClient>(
         Some(Some(t)) if t == tenant_id => Ok(Claim::Mine),
         _ => Ok(Claim::Taken),
     }
+}
+
+// ---------------------------------------------------------------- erasure
+
+/// Records the erasure and erases each subject (see `Tx::erase`).
+pub(crate) fn erase<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    e: &tm_model::episodes::NewErasure,
+    subjects: &[Subject],
+) -> Result<tm_model::episodes::Erasure> {
+    let mut episodes = 0u64;
+    for s in subjects {
+        let n: i64 = c
+            .query_one(
+                "SELECT COUNT(*) FROM episodes WHERE subject_id = $1 AND erased_by IS NULL",
+                &[&s.id],
+            )?
+            .get(0);
+        episodes += n as u64;
+    }
+    let id: i64 = c
+        .query_one(
+            "INSERT INTO erasures (at, scope, target, reference, subjects, episodes)
+             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            &[
+                &to_ms(e.at),
+                &e.scope,
+                &e.target,
+                &e.reference,
+                &(subjects.len() as i64),
+                &(episodes as i64),
+            ],
+        )?
+        .get(0);
+    for s in subjects {
+        for sql in [
+            "INSERT INTO erasing (subject_id) VALUES ($1)",
+            "UPDATE episodes SET summary = ''::bytea, text = ''::bytea, concepts = '[]', evidence = '[]',
+                    data = '{}', external_id = NULL, import_key = NULL, salt = NULL, topic = NULL,
+                    verdict = NULL, erased_by = $2
+             WHERE subject_id = $1 AND erased_by IS NULL",
+            "DELETE FROM fts_postings WHERE subject_id = $1",
+            "DELETE FROM fts_stats WHERE subject_id = $1",
+            "DELETE FROM episode_concepts WHERE subject_id = $1",
+            "DELETE FROM episode_vectors WHERE subject_id = $1",
+            "DELETE FROM vector_stats WHERE subject_id = $1",
+            "DELETE FROM annotations WHERE episode_id IN (SELECT id FROM episodes WHERE subject_id = $1)",
+            "DELETE FROM citation_checks WHERE subject_id = $1",
+            "DELETE FROM passage_vectors WHERE passage_id IN (SELECT id FROM passages WHERE subject_id = $1)",
+            "DELETE FROM passages WHERE subject_id = $1",
+            "DELETE FROM file_pages WHERE version_id IN
+                 (SELECT v.id FROM file_versions v JOIN files f ON f.id = v.file_id WHERE f.subject_id = $1)",
+            "DELETE FROM file_versions WHERE file_id IN (SELECT id FROM files WHERE subject_id = $1)",
+            "DELETE FROM files WHERE subject_id = $1",
+            "DELETE FROM concept_maps WHERE subject_id = $1",
+            "DELETE FROM beliefs WHERE subject_id = $1",
+            "DELETE FROM nightly_runs WHERE subject_id = $1",
+            "DELETE FROM working_sets WHERE subject_id = $1",
+            "DELETE FROM self_models WHERE subject_id = $1",
+            "DELETE FROM imports WHERE subject_id = $1",
+            "UPDATE subjects SET title = ''::bytea, timezone = NULL WHERE id = $1",
+            "DELETE FROM erasing WHERE subject_id = $1",
+        ] {
+            if sql.contains("$2") {
+                c.execute(sql, &[&s.id, &id])?;
+            } else {
+                c.execute(sql, &[&s.id])?;
+            }
+        }
+    }
+    Ok(tm_model::episodes::Erasure {
+        id,
+        at: e.at,
+        scope: e.scope.clone(),
+        target: e.target.clone(),
+        reference: e.reference.clone(),
+        subjects: subjects.len() as u64,
+        episodes,
+    })
+}
+
+/// The erasures that cleared episodes of the subject, oldest first.
+pub(crate) fn erasures<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    s: &Subject,
+) -> Result<Vec<tm_model::episodes::Erasure>> {
+    Ok(c
+        .query(
+            "SELECT id, at, scope, target, reference, subjects, episodes FROM erasures
+             WHERE id IN (SELECT DISTINCT erased_by FROM episodes WHERE subject_id = $1 AND erased_by IS NOT NULL)
+             ORDER BY id",
+            &[&s.id],
+        )?
+        .iter()
+        .map(|r| tm_model::episodes::Erasure {
+            id: r.get(0),
+            at: from_ms(r.get(1)),
+            scope: r.get(2),
+            target: r.get(3),
+            reference: r.get(4),
+            subjects: r.get::<_, i64>(5) as u64,
+            episodes: r.get::<_, i64>(6) as u64,
+        })
+        .collect())
 }

@@ -293,4 +293,76 @@ ALTER TABLE episodes ADD COLUMN enc BIGINT NOT NULL DEFAULT 1;
 ALTER TABLE episodes ADD COLUMN salt BYTEA;
 ALTER TABLE episodes ADD COLUMN digest BYTEA;
 "#,
+    // 3: erasure on request, as SQLite's migration 9. While a subject is
+    //    listed in `erasing` (only inside the erase transaction) an episode's
+    //    content may be cleared once and the subject's derived rows deleted;
+    //    every other UPDATE or DELETE is still refused.
+    r#"
+CREATE TABLE erasures (
+    id          BIGSERIAL PRIMARY KEY,
+    at          BIGINT NOT NULL,
+    scope       TEXT NOT NULL,
+    target      TEXT NOT NULL,
+    reference   TEXT NOT NULL,
+    subjects    BIGINT NOT NULL,
+    episodes    BIGINT NOT NULL
+);
+CREATE TRIGGER erasures_no_change BEFORE UPDATE OR DELETE ON erasures
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('erasures are a log: UPDATE and DELETE refused');
+CREATE TABLE erasing (subject_id BIGINT PRIMARY KEY);
+ALTER TABLE episodes ADD COLUMN erased_by BIGINT REFERENCES erasures(id);
+
+CREATE FUNCTION tm_erasing(sid BIGINT) RETURNS boolean LANGUAGE sql STABLE AS $$
+  SELECT EXISTS (SELECT 1 FROM erasing WHERE subject_id = sid) $$;
+CREATE FUNCTION tm_episode_erase() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF OLD.erased_by IS NULL AND NEW.erased_by IS NOT NULL AND tm_erasing(OLD.subject_id)
+     AND NEW.id = OLD.id AND NEW.subject_id = OLD.subject_id AND NEW.seq = OLD.seq
+     AND NEW.kind = OLD.kind AND NEW.at = OLD.at AND NEW.salience = OLD.salience
+     AND NEW.prev_hash = OLD.prev_hash AND NEW.hash = OLD.hash AND NEW.enc = OLD.enc
+     AND NEW.digest IS NOT DISTINCT FROM OLD.digest
+     AND NEW.summary = ''::bytea AND NEW.text = ''::bytea AND NEW.concepts = '[]'
+     AND NEW.evidence = '[]' AND NEW.data = '{}' AND NEW.external_id IS NULL
+     AND NEW.import_key IS NULL AND NEW.salt IS NULL AND NEW.topic IS NULL AND NEW.verdict IS NULL THEN
+    RETURN NEW;
+  END IF;
+  RAISE EXCEPTION 'episodes are append-only: UPDATE refused (only an erasure clears content)';
+END $$;
+DROP TRIGGER episodes_no_update ON episodes;
+CREATE TRIGGER episodes_no_update BEFORE UPDATE ON episodes
+  FOR EACH ROW EXECUTE FUNCTION tm_episode_erase();
+
+CREATE FUNCTION tm_refuse_unless_erasing() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE sid BIGINT;
+BEGIN
+  IF TG_TABLE_NAME = 'annotations' THEN
+    SELECT subject_id INTO sid FROM episodes WHERE id = OLD.episode_id;
+  ELSIF TG_TABLE_NAME = 'file_versions' THEN
+    SELECT subject_id INTO sid FROM files WHERE id = OLD.file_id;
+  ELSE
+    sid := OLD.subject_id;
+  END IF;
+  IF TG_OP = 'DELETE' AND tm_erasing(sid) THEN RETURN OLD; END IF;
+  RAISE EXCEPTION '%', TG_ARGV[0];
+END $$;
+DROP TRIGGER annotations_no_delete ON annotations;
+CREATE TRIGGER annotations_no_delete BEFORE DELETE ON annotations
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('annotations are append-only: DELETE refused');
+DROP TRIGGER concept_maps_no_update ON concept_maps;
+CREATE TRIGGER concept_maps_no_update BEFORE UPDATE ON concept_maps
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('concept map snapshots are append-only');
+CREATE TRIGGER concept_maps_no_delete BEFORE DELETE ON concept_maps
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('concept map snapshots are append-only');
+DROP TRIGGER beliefs_no_delete ON beliefs;
+CREATE TRIGGER beliefs_no_delete BEFORE DELETE ON beliefs
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('beliefs are never deleted: retire them');
+DROP TRIGGER nightly_runs_no_update ON nightly_runs;
+CREATE TRIGGER nightly_runs_no_update BEFORE UPDATE ON nightly_runs
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse('nightly runs are a log: UPDATE refused');
+CREATE TRIGGER nightly_runs_no_delete BEFORE DELETE ON nightly_runs
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('nightly runs are a log: DELETE refused');
+DROP TRIGGER file_versions_no_delete ON file_versions;
+CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
+  FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('file versions are never deleted: mark them removed');
+"#,
 ];

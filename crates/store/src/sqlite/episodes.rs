@@ -12,8 +12,7 @@ use tm_model::subject::{Subject, SubjectKey};
 
 const SUBJECT_COLUMNS: &str = "id, key, title, language, timezone";
 
-pub(crate) const EPISODE_COLUMNS: &str =
-    "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash";
+pub(crate) const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by";
 
 pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
     let key: String = r.get(1)?;
@@ -133,6 +132,7 @@ pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Epis
                 .as_slice()
                 .try_into()
                 .map_err(|_| corrupt("hash", &"not 32 bytes"))?,
+            erased: r.get::<_, Option<i64>>(12)?.is_some(),
         })
     };
     Ok(build())
@@ -169,7 +169,7 @@ pub(crate) fn of_kind(
 ) -> Result<Vec<Episode>> {
     episodes_where(
         c,
-        "WHERE subject_id = ?1 AND kind = ?2 AND at <= ?3 ORDER BY seq",
+        "WHERE subject_id = ?1 AND kind = ?2 AND at <= ?3 AND erased_by IS NULL ORDER BY seq",
         params![s.id, kind.as_str(), to_ms(until)],
     )
 }
@@ -182,7 +182,7 @@ pub(crate) fn between(
 ) -> Result<Vec<Episode>> {
     episodes_where(
         c,
-        "WHERE subject_id = ?1 AND at > ?2 AND at <= ?3 ORDER BY seq",
+        "WHERE subject_id = ?1 AND at > ?2 AND at <= ?3 AND erased_by IS NULL ORDER BY seq",
         params![s.id, to_ms(from), to_ms(to)],
     )
 }
@@ -355,7 +355,7 @@ pub(crate) fn chain_rows(
     let key = s.key.to_string();
     let mut stmt = c.prepare_cached(
         "SELECT seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, prev_hash, hash,
-                enc, salt, digest
+                enc, salt, digest, erased_by
          FROM episodes WHERE subject_id = ?1 ORDER BY seq",
     )?;
     let mut rows = stmt.query([s.id])?;
@@ -382,7 +382,11 @@ pub(crate) fn chain_rows(
 /// One chain row's fields, exactly as stored.
 fn stored_row<'r>(r: &'r rusqlite::Row<'_>, key: &'r str) -> rusqlite::Result<StoredRow<'r>> {
     let text = |i: usize| -> rusqlite::Result<&'r str> { Ok(r.get_ref(i)?.as_str()?) };
+    let encoding: i64 = r.get(12)?;
+    let erased = r.get::<_, Option<i64>>(15)?.is_some();
     Ok(StoredRow {
+        encoding: u32::try_from(encoding).unwrap_or(0),
+        erased,
         fields: EpisodeFields {
             subject: key,
             seq: r.get::<_, i64>(0)? as u64,
@@ -397,8 +401,8 @@ fn stored_row<'r>(r: &'r rusqlite::Row<'_>, key: &'r str) -> rusqlite::Result<St
             external_id: r.get_ref(9)?.as_str_or_null()?,
             // Encoding 2 names its salt; any other encoding is v1 (a v2 row
             // stripped of its salt then fails as an edit, never silently).
-            salt: match r.get::<_, i64>(12)? {
-                1 => None,
+            salt: match (encoding, erased) {
+                (1, _) | (_, true) => None,
                 _ => Some(r.get_ref(13)?.as_blob()?),
             },
             digest: r.get_ref(14)?.as_blob_or_null()?,

@@ -15,6 +15,7 @@
 
 mod beliefs;
 mod episodes;
+mod erase;
 mod files;
 mod nightly;
 mod passages;
@@ -250,6 +251,14 @@ impl Store for SqliteStore {
     fn location(&self) -> &str {
         &self.location
     }
+
+    fn compact(&mut self) -> Result<String> {
+        erase::compact(&self.conn)?;
+        Ok(format!(
+            "{}: full-text indexes merged, write-ahead log checkpointed and emptied, VACUUM",
+            self.location
+        ))
+    }
 }
 
 /// A write transaction. Dropping it uncommitted rolls everything back.
@@ -483,6 +492,9 @@ impl<T: Conn> Reader for T {
     fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
         tenants::tenant_subjects(self.conn(), tenant_id)
     }
+    fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
+        erase::erasures(self.conn(), s)
+    }
 }
 
 impl Tx for SqliteTx<'_> {
@@ -616,5 +628,13 @@ impl Tx for SqliteTx<'_> {
         at: DateTime<Utc>,
     ) -> Result<Option<Claim>> {
         tenants::assign_learner(&self.tx, learner, tenant, at)
+    }
+    fn erase(
+        &mut self,
+        e: &tm_model::episodes::NewErasure,
+        subjects: &[Subject],
+    ) -> Result<tm_model::episodes::Erasure> {
+        // The cached heads stay right: an erasure changes no hash.
+        erase::erase(&self.tx, e, subjects)
     }
 }

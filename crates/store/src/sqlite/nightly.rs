@@ -151,21 +151,21 @@ pub(crate) fn citation_batch(
     let mut stmt = c.prepare_cached(&format!(
         "SELECT {cols}, c.checked_at, c.status, c.label FROM episodes e
          LEFT JOIN citation_checks c ON c.episode_id = e.id
-         WHERE e.subject_id = ?1 AND e.kind NOT IN ('consolidation', 'file') AND e.at <= ?2
+         WHERE e.subject_id = ?1 AND e.kind NOT IN ('consolidation', 'file') AND e.at <= ?2 AND e.erased_by IS NULL
          ORDER BY c.checked_at IS NOT NULL, c.checked_at, e.id LIMIT ?3"
     ))?;
     let rows = stmt.query_map(
         params![s.id, to_ms(at), n.min(i64::MAX as usize) as i64],
         |r| {
             let e = episode_row(r)?;
-            let checked: Option<i64> = r.get(12)?;
+            let checked: Option<i64> = r.get(13)?;
             let check = match checked {
                 None => None,
                 Some(ms) => Some(CitationCheck {
                     episode_id: r.get(0)?,
                     checked_at: from_ms(ms),
-                    status: r.get(13)?,
-                    label: r.get(14)?,
+                    status: r.get(14)?,
+                    label: r.get(15)?,
                 }),
             };
             Ok((e, check))

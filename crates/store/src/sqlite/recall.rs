@@ -90,7 +90,8 @@ pub(crate) fn recent_ids(
 ) -> Result<Vec<i64>> {
     ids(
         c,
-        "SELECT id FROM episodes WHERE subject_id = ?1 AND at <= ?2 ORDER BY at DESC, seq DESC LIMIT ?3",
+        "SELECT id FROM episodes WHERE subject_id = ?1 AND at <= ?2 AND erased_by IS NULL
+         ORDER BY at DESC, seq DESC LIMIT ?3",
         params![s.id, to_ms(at), n as i64],
     )
 }
@@ -104,7 +105,8 @@ pub(crate) fn window_ids(
 ) -> Result<Vec<i64>> {
     ids(
         c,
-        "SELECT id FROM episodes WHERE subject_id = ?1 AND at >= ?2 AND at < ?3 ORDER BY at DESC, seq DESC LIMIT ?4",
+        "SELECT id FROM episodes WHERE subject_id = ?1 AND at >= ?2 AND at < ?3 AND erased_by IS NULL
+         ORDER BY at DESC, seq DESC LIMIT ?4",
         params![s.id, to_ms(from), to_ms(to), n as i64],
     )
 }

@@ -258,6 +258,61 @@ ALTER TABLE episodes ADD COLUMN enc INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE episodes ADD COLUMN salt BLOB;
 ALTER TABLE episodes ADD COLUMN digest BLOB;
 "#,
+    // 9: erasure on request. `erasures` is the log of requests (never edited
+    //    or deleted); an erased episode keeps its skeleton (seq, kind, at,
+    //    salience, links, encoding, digest) and points at its erasure. The
+    //    append-only triggers let exactly an erasure through: while the
+    //    subject is listed in `erasing` (only inside the erase transaction),
+    //    an episode's content may be cleared once, and the subject's derived
+    //    rows may be deleted.
+    r#"
+CREATE TABLE erasures (
+    id          INTEGER PRIMARY KEY,
+    at          INTEGER NOT NULL,
+    scope       TEXT NOT NULL,                 -- tenant | learner | subject
+    target      TEXT NOT NULL,                 -- the tenant, learner slug or subject key
+    reference   TEXT NOT NULL,                 -- the caller's request reference
+    subjects    INTEGER NOT NULL,
+    episodes    INTEGER NOT NULL
+);
+CREATE TRIGGER erasures_no_update BEFORE UPDATE ON erasures
+BEGIN SELECT RAISE(ABORT, 'erasures are a log: UPDATE refused'); END;
+CREATE TRIGGER erasures_no_delete BEFORE DELETE ON erasures
+BEGIN SELECT RAISE(ABORT, 'erasures are a log: DELETE refused'); END;
+CREATE TABLE erasing (subject_id INTEGER PRIMARY KEY);
+ALTER TABLE episodes ADD COLUMN erased_by INTEGER REFERENCES erasures(id);
+DROP TRIGGER episodes_no_update;
+CREATE TRIGGER episodes_no_update BEFORE UPDATE ON episodes
+WHEN NOT (OLD.erased_by IS NULL AND NEW.erased_by IS NOT NULL
+    AND EXISTS (SELECT 1 FROM erasing WHERE subject_id = OLD.subject_id)
+    AND NEW.id IS OLD.id AND NEW.subject_id IS OLD.subject_id AND NEW.seq IS OLD.seq
+    AND NEW.kind IS OLD.kind AND NEW.at IS OLD.at AND NEW.salience IS OLD.salience
+    AND NEW.prev_hash IS OLD.prev_hash AND NEW.hash IS OLD.hash AND NEW.enc IS OLD.enc
+    AND NEW.digest IS OLD.digest
+    AND NEW.summary = '' AND NEW.text = '' AND NEW.concepts = '[]' AND NEW.evidence = '[]'
+    AND NEW.data = '{}' AND NEW.external_id IS NULL AND NEW.import_key IS NULL AND NEW.salt IS NULL)
+BEGIN SELECT RAISE(ABORT, 'episodes are append-only: UPDATE refused (only an erasure clears content)'); END;
+DROP TRIGGER annotations_no_delete;
+CREATE TRIGGER annotations_no_delete BEFORE DELETE ON annotations
+WHEN NOT EXISTS (SELECT 1 FROM episodes p JOIN erasing e ON e.subject_id = p.subject_id WHERE p.id = OLD.episode_id)
+BEGIN SELECT RAISE(ABORT, 'annotations are append-only: DELETE refused'); END;
+DROP TRIGGER concept_maps_no_delete;
+CREATE TRIGGER concept_maps_no_delete BEFORE DELETE ON concept_maps
+WHEN NOT EXISTS (SELECT 1 FROM erasing WHERE subject_id = OLD.subject_id)
+BEGIN SELECT RAISE(ABORT, 'concept map snapshots are append-only'); END;
+DROP TRIGGER beliefs_no_delete;
+CREATE TRIGGER beliefs_no_delete BEFORE DELETE ON beliefs
+WHEN NOT EXISTS (SELECT 1 FROM erasing WHERE subject_id = OLD.subject_id)
+BEGIN SELECT RAISE(ABORT, 'beliefs are never deleted: retire them'); END;
+DROP TRIGGER nightly_runs_no_delete;
+CREATE TRIGGER nightly_runs_no_delete BEFORE DELETE ON nightly_runs
+WHEN NOT EXISTS (SELECT 1 FROM erasing WHERE subject_id = OLD.subject_id)
+BEGIN SELECT RAISE(ABORT, 'nightly runs are a log: DELETE refused'); END;
+DROP TRIGGER file_versions_no_delete;
+CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
+WHEN NOT EXISTS (SELECT 1 FROM files f JOIN erasing e ON e.subject_id = f.subject_id WHERE f.id = OLD.file_id)
+BEGIN SELECT RAISE(ABORT, 'file versions are never deleted: mark them removed'); END;
+"#,
 ];
 
 /// The schema version the passage migration brings the database to; its

@@ -1,0 +1,182 @@
+//! Forget on request: erasing a learner removes every text they left and
+//! everything derived from it, the chain still verifies (and says so), no
+//! byte of the text stays in the database file or its log, and another
+//! learner's memory is untouched, byte for byte.
+
+use chrono::{DateTime, Utc};
+use std::sync::Arc;
+use tm_brain::block::BlockRequest;
+use tm_brain::{Brain, EraseScope};
+use tm_model::episodes::ChainState;
+
+/// In every text a learner can leave.
+const CANARY: &str = "Zqxv7731Canary";
+
+fn at(s: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(s).unwrap().to_utc()
+}
+
+fn history(learner: &str, mark: &str) -> String {
+    let file = format!(
+        "# Cells {mark}\n\n## Osmosis\n\n**Osmosis** is the diffusion of water across a membrane {mark}.\n\n## Diffusion\n\n**Diffusion** spreads particles out {mark}.\n"
+    );
+    [
+        serde_json::json!({"type":"subject","learner":learner,"subject":"cells","title":format!("Cells {mark}"),"timezone":"Europe/Berlin"}),
+        serde_json::json!({"type":"file","at":"2026-03-02T09:00:00Z","name":format!("notes{mark}.md"),"content":file}),
+        serde_json::json!({"id":format!("q1{mark}"),"type":"learner","at":"2026-03-03T09:00:00Z","text":format!("What is osmosis? {mark}")}),
+        serde_json::json!({"id":"a1","type":"tutor","at":"2026-03-03T09:01:00Z","text":format!("Osmosis moves water across a membrane {mark}."),"cites":[{"file":format!("notes{mark}.md"),"page":1}]}),
+        serde_json::json!({"type":"check","at":"2026-03-04T09:00:00Z","topic":"Osmosis","verdict":"wrong","evaluation":format!("Mixed it up with diffusion {mark}")}),
+        serde_json::json!({"type":"quiz","at":"2026-03-05T09:00:00Z","title":format!("Membranes {mark}"),"score":3,"max":5,"concepts":["Osmosis"]}),
+        serde_json::json!({"type":"learner","at":"2026-03-06T09:00:00Z","text":format!("Remember that in our class we call osmosis the water walk {mark}")}),
+    ]
+    .map(|l| l.to_string())
+    .join("\n")
+}
+
+fn contains_folded(bytes: &[u8], needle: &str) -> bool {
+    let hay = String::from_utf8_lossy(bytes).to_lowercase();
+    hay.contains(&needle.to_lowercase())
+}
+
+#[test]
+fn erasing_a_learner_forgets_every_text_and_keeps_the_chain_verifiable() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.db");
+    let loc = tm_store::postgres::cluster::location(&path);
+    let sqlite = !tm_store::is_postgres(loc.as_str());
+    let mut brain = Brain::open(loc.as_str(), Arc::new(tm_embed::HashEmbedder::new())).unwrap();
+    brain.set_cap(std::time::Duration::from_secs(120));
+    for (learner, mark) in [("ana", CANARY), ("ben", "")] {
+        brain
+            .import_bytes(
+                "h.jsonl",
+                history(learner, mark).as_bytes(),
+                None,
+                &mut |_, _, _| {},
+            )
+            .unwrap();
+    }
+    let ana = brain.subject("ana/cells").unwrap();
+    let ben = brain.subject("ben/cells").unwrap();
+    // A night runs over both: its log, working set and self-model hold text too.
+    brain
+        .nightly(
+            at("2026-03-07T03:00:00Z"),
+            &tm_brain::nightly::NightlyOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+    let ask = || {
+        BlockRequest::new(
+            "What did I get wrong about osmosis?",
+            at("2026-03-08T10:00:00Z"),
+            chrono_tz::UTC,
+            1200,
+        )
+    };
+    let ben_before = brain.block(&ben, ask()).unwrap().block;
+    let ana_before = brain.block(&ana, ask()).unwrap().block;
+    assert!(
+        ana_before.contains(CANARY),
+        "the canary is recalled before: {ana_before}"
+    );
+    let head_before = brain.verify(&ana, None).unwrap().head_hash;
+    if sqlite {
+        // The search below can find it: before, the file and its log hold it.
+        let raw: Vec<u8> = ["e.db", "e.db-wal"]
+            .iter()
+            .flat_map(|f| std::fs::read(dir.path().join(f)).unwrap_or_default())
+            .collect();
+        assert!(contains_folded(&raw, CANARY));
+    }
+    let episodes = brain.episode_count(&ana).unwrap();
+
+    let erased = brain
+        .erase(
+            &EraseScope::Learner("ana".into()),
+            "ticket 4711",
+            at("2026-03-09T12:00:00Z"),
+        )
+        .unwrap();
+    assert_eq!(erased.subjects, vec!["ana/cells"]);
+    assert_eq!(erased.erasure.episodes, episodes);
+    assert_eq!(erased.erasure.scope, "learner");
+
+    // The chain verifies, says what was erased, and its head did not move.
+    let report = brain.verify(&ana, None).unwrap();
+    assert_eq!(report.state, ChainState::Intact, "{report:?}");
+    assert_eq!(
+        (report.verified, report.erased, report.erased_v1),
+        (episodes, episodes, 0)
+    );
+    assert_eq!(report.head_hash, head_before);
+    assert_eq!(report.erasures.len(), 1);
+    assert_eq!(report.erasures[0].reference, "ticket 4711");
+
+    // The log keeps every position, each marked erased, with no content.
+    let log = brain.episodes(&ana, 1, 100).unwrap();
+    assert_eq!(log.len() as u64, episodes);
+    assert!(
+        log.iter()
+            .all(|e| e.erased && e.text.is_empty() && e.summary.is_empty())
+    );
+    assert!(brain.file_versions(&ana).unwrap().is_empty());
+
+    // Nothing of it reaches a block any more; the other learner's block is
+    // byte for byte what it was.
+    let ana_after = brain.block(&ana, ask()).unwrap().block;
+    assert!(!ana_after.contains(CANARY), "{ana_after}");
+    assert_eq!(brain.block(&ben, ask()).unwrap().block, ben_before);
+    assert_eq!(brain.verify(&ben, None).unwrap().erased, 0);
+
+    // A new event after the erasure continues the same chain.
+    brain
+        .record(
+            &ana,
+            &[tm_model::events::Event::from_json(serde_json::json!(
+                {"type":"learner","at":"2026-03-10T09:00:00Z","text":"Hello again"}
+            ))
+            .unwrap()],
+        )
+        .unwrap();
+    let report = brain.verify(&ana, None).unwrap();
+    assert_eq!(
+        (report.state, report.verified),
+        (ChainState::Intact, episodes + 1)
+    );
+
+    if !sqlite {
+        println!(
+            "skipped: the raw-file canary search runs on SQLite only (PostgreSQL's files are the server's)"
+        );
+        return;
+    }
+    drop(brain);
+    // No byte of the text in the database file or its write-ahead log.
+    for file in ["e.db", "e.db-wal", "e.db-shm", "e.db-journal"] {
+        let p = dir.path().join(file);
+        if let Ok(bytes) = std::fs::read(&p) {
+            assert!(
+                !contains_folded(&bytes, CANARY),
+                "{file} still holds the canary"
+            );
+        }
+    }
+    // The full-text indexes are consistent after the deletes.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch(
+        "INSERT INTO episode_fts (episode_fts) VALUES ('integrity-check');
+         INSERT INTO passage_fts (passage_fts) VALUES ('integrity-check');",
+    )
+    .unwrap();
+    // And the append-only rules still hold outside an erasure.
+    for sql in [
+        "UPDATE episodes SET text = 'x' WHERE id = (SELECT MIN(id) FROM episodes)",
+        "UPDATE episodes SET erased_by = 1, summary = '', text = '', concepts = '[]', evidence = '[]', data = '{}', external_id = NULL, import_key = NULL, salt = NULL WHERE erased_by IS NULL",
+        "DELETE FROM beliefs",
+        "DELETE FROM concept_maps",
+        "DELETE FROM erasures",
+    ] {
+        assert!(c.execute_batch(sql).is_err(), "refused: {sql}");
+    }
+}

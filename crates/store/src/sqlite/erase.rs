@@ -1,0 +1,165 @@
+//! Erasure on request: one recorded erasure clears every text of the
+//! subjects it covers and everything derived from them, keeping each chain's
+//! skeleton (see schema migration 9). Then [`compact`] rewrites the file so
+//! that no byte of the erased text stays on disk.
+
+use super::subject_token;
+use crate::{Error, Result};
+use rusqlite::{Connection, OptionalExtension, params};
+use tm_model::episodes::{Erasure, NewErasure};
+use tm_model::recall::{episode_index_text, index_text};
+use tm_model::subject::Subject;
+
+/// Records the erasure and erases each subject, in the caller's transaction.
+pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Result<Erasure> {
+    let mut episodes = 0u64;
+    for s in subjects {
+        episodes += c.query_row(
+            "SELECT COUNT(*) FROM episodes WHERE subject_id = ?1 AND erased_by IS NULL",
+            [s.id],
+            |r| r.get::<_, i64>(0),
+        )? as u64;
+    }
+    c.execute(
+        "INSERT INTO erasures (at, scope, target, reference, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![
+            crate::to_ms(e.at),
+            e.scope,
+            e.target,
+            e.reference,
+            subjects.len() as i64,
+            episodes as i64
+        ],
+    )?;
+    let id = c.last_insert_rowid();
+    for s in subjects {
+        erase_subject(c, s, id)?;
+    }
+    Ok(Erasure {
+        id,
+        at: e.at,
+        scope: e.scope.clone(),
+        target: e.target.clone(),
+        reference: e.reference.clone(),
+        subjects: subjects.len() as u64,
+        episodes,
+    })
+}
+
+fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
+    c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
+    let token = subject_token(s.id);
+    // The full-text rows of a contentless FTS5 table are removed by giving
+    // back exactly the terms they were indexed with.
+    let rows: Vec<(i64, String, String)> = c
+        .prepare(
+            "SELECT id, text, concepts FROM episodes WHERE subject_id = ?1 AND erased_by IS NULL",
+        )?
+        .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    {
+        let mut unindex = c.prepare(
+            "INSERT INTO episode_fts (episode_fts, rowid, terms) VALUES ('delete', ?1, ?2)",
+        )?;
+        for (id, text, concepts) in &rows {
+            let concepts: Vec<String> = serde_json::from_str(concepts)
+                .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
+            unindex.execute(params![
+                id,
+                format!("{token} {}", episode_index_text(text, &concepts))
+            ])?;
+        }
+    }
+    c.execute(
+        "UPDATE episodes SET summary = '', text = '', concepts = '[]', evidence = '[]', data = '{}',
+                external_id = NULL, import_key = NULL, salt = NULL, erased_by = ?2
+         WHERE subject_id = ?1 AND erased_by IS NULL",
+        params![s.id, erasure],
+    )?;
+    let passages: Vec<(i64, String)> = c
+        .prepare("SELECT id, text FROM passages WHERE subject_id = ?1")?
+        .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    {
+        let mut unindex = c.prepare(
+            "INSERT INTO passage_fts (passage_fts, rowid, terms) VALUES ('delete', ?1, ?2)",
+        )?;
+        for (id, text) in &passages {
+            unindex.execute(params![id, format!("{token} {}", index_text(text))])?;
+        }
+    }
+    for sql in [
+        "DELETE FROM episode_concepts WHERE subject_id = ?1",
+        "DELETE FROM episode_vectors WHERE subject_id = ?1",
+        "DELETE FROM annotations WHERE episode_id IN (SELECT id FROM episodes WHERE subject_id = ?1)",
+        "DELETE FROM citation_checks WHERE subject_id = ?1",
+        "DELETE FROM passage_vectors WHERE passage_id IN (SELECT id FROM passages WHERE subject_id = ?1)",
+        "DELETE FROM passages WHERE subject_id = ?1",
+        "DELETE FROM file_pages WHERE version_id IN
+             (SELECT v.id FROM file_versions v JOIN files f ON f.id = v.file_id WHERE f.subject_id = ?1)",
+        "DELETE FROM file_versions WHERE file_id IN (SELECT id FROM files WHERE subject_id = ?1)",
+        "DELETE FROM files WHERE subject_id = ?1",
+        "DELETE FROM concept_maps WHERE subject_id = ?1",
+        "DELETE FROM beliefs WHERE subject_id = ?1",
+        "DELETE FROM nightly_runs WHERE subject_id = ?1",
+        "DELETE FROM working_sets WHERE subject_id = ?1",
+        "DELETE FROM self_models WHERE subject_id = ?1",
+        "DELETE FROM imports WHERE subject_id = ?1",
+        // The title is the learner's text too; the key stays (it names the chain).
+        "UPDATE subjects SET title = '', timezone = NULL WHERE id = ?1",
+        "DELETE FROM erasing WHERE subject_id = ?1",
+    ] {
+        c.execute(sql, [s.id])?;
+    }
+    Ok(())
+}
+
+/// The erasures that cleared episodes of the subject, oldest first.
+pub(crate) fn erasures(c: &Connection, s: &Subject) -> Result<Vec<Erasure>> {
+    let mut stmt = c.prepare_cached(
+        "SELECT id, at, scope, target, reference, subjects, episodes FROM erasures
+         WHERE id IN (SELECT DISTINCT erased_by FROM episodes WHERE subject_id = ?1 AND erased_by IS NOT NULL)
+         ORDER BY id",
+    )?;
+    let rows = stmt
+        .query_map([s.id], |r| {
+            Ok(Erasure {
+                id: r.get(0)?,
+                at: crate::from_ms(r.get(1)?),
+                scope: r.get(2)?,
+                target: r.get(3)?,
+                reference: r.get(4)?,
+                subjects: r.get::<_, i64>(5)? as u64,
+                episodes: r.get::<_, i64>(6)? as u64,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(rows)
+}
+
+/// Rewrites the database so no erased byte stays on disk: the full-text
+/// indexes merged (a deleted term leaves its old segments otherwise), the
+/// write-ahead log folded in and emptied, the file rebuilt by VACUUM (free
+/// pages and their stale contents are dropped), and the log emptied again.
+/// Waits (the busy timeout) for other connections' reads to end.
+pub(crate) fn compact(c: &Connection) -> Result<()> {
+    c.execute_batch(
+        "INSERT INTO episode_fts (episode_fts) VALUES ('optimize');
+         INSERT INTO passage_fts (passage_fts) VALUES ('optimize');",
+    )?;
+    checkpoint(c)?;
+    c.execute_batch("VACUUM")?;
+    checkpoint(c)
+}
+
+fn checkpoint(c: &Connection) -> Result<()> {
+    let busy: Option<i64> = c
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
+        .optional()?;
+    if busy == Some(1) {
+        return Err(Error::Corrupt(
+            "the write-ahead log could not be emptied: another connection kept reading; run the erase's compaction again".into(),
+        ));
+    }
+    Ok(())
+}
