@@ -28,6 +28,7 @@ REORDER_SEARCH = 1024  # how far a moved row is looked for (as the Rust verifier
 V1_NAMES = ("seq", "kind", "at", "salience", "summary", "text", "concepts", "evidence",
             "data", "external_id", "prev_hash", "hash")
 V2_NAMES = V1_NAMES + ("enc", "salt", "digest")
+V9_NAMES = V2_NAMES + ("erased_by",)
 
 
 def columns(names):
@@ -39,7 +40,8 @@ def columns(names):
 # The types a readable row has (salience may be stored as an integer).
 TYPES = {"seq": ("integer",), "at": ("integer",), "salience": ("real", "integer"),
          "prev_hash": ("blob",), "hash": ("blob",), "external_id": ("text", "null"),
-         "enc": ("integer",), "salt": ("blob", "null"), "digest": ("blob", "null")}
+         "enc": ("integer",), "salt": ("blob", "null"), "digest": ("blob", "null"),
+         "erased_by": ("integer", "null")}
 
 
 def put(b):
@@ -104,7 +106,7 @@ class Row:
         """`r`: the columns `names` (TEXT read as bytes), then their SQLite types."""
         values, types = r[:len(names)], [t.decode() for t in r[len(names):]]
         self.key = key
-        self.enc, self.salt, self.digest = 1, None, None
+        self.enc, self.salt, self.digest, self.erased_by = 1, None, None, None
         where = f"seq {values[0]!r}"
         for name, v, t in zip(names, values, types):
             if t not in TYPES.get(name, ("text",)):
@@ -115,7 +117,8 @@ class Row:
                 except UnicodeDecodeError:
                     raise ValueError(f"{where}: {name} is not UTF-8") from None
             setattr(self, name, v)
-        if self.enc not in (1, 2) or (self.enc == 2 and self.salt is None):
+        self.erased = self.erased_by is not None
+        if self.enc not in (1, 2) or (self.enc == 2 and self.salt is None and not self.erased):
             raise ValueError(f"{where}: encoding {self.enc} with salt {self.salt!r}")
 
     def content_digest(self):
@@ -124,6 +127,13 @@ class Row:
 
     def hash_as(self, seq):
         """This row's hash recomputed as if written at `seq`, after its own prev."""
+        if self.erased:
+            if self.enc == 2:   # the skeleton over the stored digest
+                if self.digest is None:
+                    return None
+                return hashlib.sha256(encode_v2(self.key, seq, self.kind, self.at, self.salience,
+                                                self.digest, as_hash(self.prev_hash))).digest()
+            return self.hash    # an erased v1 row: only its links can be checked
         if self.enc == 2:
             return hashlib.sha256(encode_v2(self.key, seq, self.kind, self.at, self.salience,
                                             self.content_digest(),
@@ -154,9 +164,10 @@ def content_break(db, subject_id, key, row):
 
 def verify_subject(db, subject_id, key):
     """Walks one chain in seq order; returns a report like `verify --json`."""
-    prev, expected, brk = genesis_hash(key), 1, None
+    prev, expected, brk, erased = genesis_hash(key), 1, None, 0
     have = {c[1] for c in db.execute("PRAGMA table_info(episodes)")}
-    names = V2_NAMES if "enc" in {h.decode() if isinstance(h, bytes) else h for h in have} else V1_NAMES
+    have = {h.decode() if isinstance(h, bytes) else h for h in have}
+    names = V9_NAMES if "erased_by" in have else V2_NAMES if "enc" in have else V1_NAMES
     cur = db.execute(f"SELECT {columns(names)} FROM episodes WHERE subject_id = ? ORDER BY seq",
                      (subject_id,))
     for r in cur:
@@ -169,7 +180,8 @@ def verify_subject(db, subject_id, key):
         if row.seq != expected:                 # 1. continuity: 1, 2, 3, ...
             brk = {"kind": "missing_seq", "expected": expected, "found": row.seq}
             break
-        if row.enc == 2 and row.digest is not None and row.digest != row.content_digest():
+        if (not row.erased and row.enc == 2 and row.digest is not None
+                and row.digest != row.content_digest()):
             brk = {"kind": "content", "seq": row.seq}   # 2a. v2: the stored digest
             break
         if row.hash_as(row.seq) != row.hash:    # 2. content (over the stored prev)
@@ -180,11 +192,13 @@ def verify_subject(db, subject_id, key):
                    "found_prev": row.prev_hash.hex()}
             break
         prev, expected = row.hash, expected + 1
+        erased += row.erased
     report = {"subject": key.decode("utf-8", "replace"),
               "state": "broken" if brk else "intact",
               "verified": expected - 1,        # rows verified before the break
               "head_seq": expected - 1,        # last verified (0 = empty chain)
-              "head_hash": prev.hex()}         # its hash (genesis when empty)
+              "head_hash": prev.hex(),         # its hash (genesis when empty)
+              "erased": erased}                # erased rows among those verified
     if brk:
         report["first_break"] = brk
     return report
@@ -192,7 +206,8 @@ def verify_subject(db, subject_id, key):
 
 def describe(r):
     if r["state"] == "intact":
-        return (f"{r['subject']}: intact, {r['verified']} episodes, "
+        erased = f", {r['erased']} erased" if r["erased"] else ""
+        return (f"{r['subject']}: intact, {r['verified']} episodes{erased}, "
                 f"head seq {r['head_seq']} {r['head_hash']}")
     b = r["first_break"]
     what = {

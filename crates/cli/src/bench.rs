@@ -13,6 +13,9 @@ pub enum What {
     Chain(programs::chain::Options),
     /// Concept map: offline extraction time per file, and merging 1,000 concepts.
     Map(programs::map::Options),
+    /// Erasure: one subject of many episodes erased beside another, with the
+    /// compaction after it: wall time, peak memory, file size.
+    Erase(programs::erase::Options),
     /// Block build latency per subject size (query embedding included).
     Block(programs::block::Options),
     /// One nightly run over many active subjects, generated into a temporary
@@ -33,6 +36,7 @@ pub fn run(what: What) -> Result<ExitCode> {
         What::Load(o) => programs::load::run(&o),
         What::Chain(o) => programs::chain::run(&o),
         What::Map(o) => programs::map::run(&o),
+        What::Erase(o) => programs::erase::run(&o),
         What::Block(o) => programs::block::run(&o),
         What::Nightly(o) => programs::nightly::run(&o),
         What::Quality(o) => programs::quality::run(&o),

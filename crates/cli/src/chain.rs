@@ -1,4 +1,4 @@
-//! The episode log and its chain: `log`, `verify`, `checkpoint`.
+//! The episode log and its chain: `log`, `verify`, `checkpoint`, `erase`.
 
 use crate::print::{describe, print_log};
 use anyhow::{Context, Result, bail};
@@ -92,6 +92,65 @@ pub fn verify(brain: &Brain, a: VerifyArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("scope").required(true).args(["subject", "learner", "tenant"])))]
+pub struct EraseArgs {
+    /// Erase one subject (`learner/subject`).
+    #[arg(long)]
+    subject: Option<String>,
+    /// Erase every subject of this learner.
+    #[arg(long)]
+    learner: Option<String>,
+    /// Erase every learner of this tenant.
+    #[arg(long)]
+    tenant: Option<String>,
+    /// Your reference for the request ("ticket 4711"), kept in the erasure
+    /// record. Never the learner's own words.
+    #[arg(long, default_value = "")]
+    reference: String,
+    /// The erasure's instant (RFC 3339; default: now).
+    #[arg(long)]
+    at: Option<String>,
+    #[arg(long)]
+    json: bool,
+}
+
+/// Erases what the scope covers, compacts the store, and says what it did.
+pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
+    use tm_brain::EraseScope;
+    let at = match &a.at {
+        Some(t) => crate::parse_instant(t)?,
+        None => chrono::Utc::now(),
+    };
+    let scope = match (&a.subject, &a.learner, &a.tenant) {
+        (Some(s), _, _) => EraseScope::Subject(brain.subject(s)?),
+        (_, Some(l), _) => EraseScope::Learner(l.clone()),
+        (_, _, Some(t)) => EraseScope::Tenant {
+            tenant_id: brain
+                .tenant_id(t)?
+                .with_context(|| format!("no tenant named {t:?}"))?,
+            name: t.clone(),
+        },
+        _ => bail!("name what to erase: --subject, --learner or --tenant"),
+    };
+    let erased = brain.erase(&scope, &a.reference, at)?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&erased)?);
+    } else {
+        println!(
+            "erased {} episodes of {} subject(s) ({}) on {}; erasure #{} kept with reference {:?}",
+            erased.erasure.episodes,
+            erased.erasure.subjects,
+            erased.subjects.join(", "),
+            erased.erasure.at.to_rfc3339(),
+            erased.erasure.id,
+            erased.erasure.reference
+        );
+        println!("compacted: {}", erased.compaction);
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[derive(clap::Args)]

@@ -93,6 +93,10 @@ enum Command {
     Verify(chain::VerifyArgs),
     /// Export a subject's chain head {subject, seq, head_hash} as JSON.
     Checkpoint(chain::CheckpointArgs),
+    /// Erase on request everything a learner left (one subject, a learner, or
+    /// a whole tenant): every text and what derives from it; the chain's
+    /// skeleton and an erasure record stay, and the store is compacted.
+    Erase(chain::EraseArgs),
     /// Build the sample subject from examples/ and show what the memory holds.
     Demo(demo::DemoArgs),
     /// Run the nightly loop (consolidate, decay, calibrate, verify, working
@@ -145,6 +149,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Log(a) => chain::log(&brain(g)?, a),
         Command::Verify(a) => chain::verify(&brain(g)?, a),
         Command::Checkpoint(a) => chain::checkpoint(&brain(g)?, a),
+        Command::Erase(a) => chain::erase(&brain(g)?, a),
         Command::Demo(a) => demo::run(g, a),
         Command::Nightly(a) => nightly::nightly(&brain(g)?, a),
         Command::Report(a) => nightly::report(&brain(g)?, a),

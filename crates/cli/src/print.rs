@@ -112,9 +112,13 @@ pub fn describe(r: &ChainReport) -> String {
     } else {
         ""
     };
+    let erased = r
+        .erasure_note()
+        .map(|n| format!("; {n}"))
+        .unwrap_or_default();
     match &r.first_break {
         None => format!(
-            "{}: intact, {} episodes verified, head seq {} {}{cp}",
+            "{}: intact, {} episodes verified, head seq {} {}{cp}{erased}",
             r.subject,
             r.verified,
             r.head_seq,
@@ -139,7 +143,7 @@ pub fn print_log(episodes: &[Episode]) {
             e.seq,
             e.at.format("%Y-%m-%d %H:%M"),
             e.kind.as_str(),
-            e.summary
+            if e.erased { "(erased)" } else { &e.summary }
         );
     }
 }

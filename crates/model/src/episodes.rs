@@ -446,6 +446,48 @@ pub struct ChainReport {
     pub erasures: Vec<Erasure>,
 }
 
+impl ChainReport {
+    /// "12 episodes erased on 2026-03-09 (learner ana, reference ticket 4711)",
+    /// one clause per erasure; `None` when nothing was erased. The v1 rows
+    /// among them (whose own fields can no longer be recomputed) are named.
+    pub fn erasure_note(&self) -> Option<String> {
+        if self.erased == 0 {
+            return None;
+        }
+        let each: Vec<String> = self
+            .erasures
+            .iter()
+            .map(|e| {
+                let reference = if e.reference.is_empty() {
+                    String::new()
+                } else {
+                    format!(", reference {}", e.reference)
+                };
+                format!(
+                    "on {} ({} {}{reference})",
+                    e.at.format("%Y-%m-%d"),
+                    e.scope,
+                    e.target
+                )
+            })
+            .collect();
+        let v1 = if self.erased_v1 > 0 {
+            format!(
+                "; {} of them written before encoding 2, checked by their links only",
+                self.erased_v1
+            )
+        } else {
+            String::new()
+        };
+        Some(format!(
+            "{} episode{} erased {}{v1}",
+            self.erased,
+            if self.erased == 1 { "" } else { "s" },
+            each.join(", ")
+        ))
+    }
+}
+
 /// The first place a chain stops being what was written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]

@@ -23,7 +23,7 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable machine-readable code: `unauthorized`, `forbidden`, `not_found`,
-    /// `unknown_subject`, `malformed_json`, `invalid_request`, `invalid_event`,
+    /// `unknown_subject`, `unknown_learner`, `malformed_json`, `invalid_request`, `invalid_event`,
     /// `payload_too_large`, `unsupported_media_type`, `conflict`,
     /// `learner_unavailable`, `external_id_taken`, `model_failed`, `internal`;
     /// and for requests that are not HTTP the server can parse,

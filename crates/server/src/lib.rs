@@ -10,6 +10,7 @@
 pub mod admin;
 pub mod api;
 pub mod auth;
+pub mod erase;
 pub mod error;
 pub mod grounding;
 pub mod metrics;
@@ -39,7 +40,7 @@ use utoipa_axum::routes;
     modifiers(&BearerAuth),
     components(schemas(error::ErrorBody)),
     tags((name = "subjects"), (name = "events"), (name = "turns"), (name = "beliefs"),
-        (name = "map"), (name = "chain"), (name = "report"), (name = "admin"), (name = "service"))
+        (name = "map"), (name = "chain"), (name = "erasure"), (name = "report"), (name = "admin"), (name = "service"))
 )]
 struct ApiDoc;
 
@@ -90,7 +91,9 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(healthz))
         .routes(routes!(metrics_text))
         .routes(routes!(api::create_subject, api::list_subjects))
-        .routes(routes!(api::get_subject))
+        .routes(routes!(api::get_subject, erase::erase_subject))
+        .routes(routes!(erase::erase_learner))
+        .routes(routes!(erase::erase_tenant))
         .routes(routes!(api::post_events))
         .routes(routes!(api::teach))
         .routes(routes!(api::block))

@@ -245,9 +245,14 @@ pub fn render(v: &ReportView) -> String {
 fn chain_line(v: &ReportView) -> String {
     match &v.chain.first_break {
         None => format!(
-            "<p id=\"chain\" class=\"ok\">Chain intact: {} episodes verified, head {}…</p>",
+            "<p id=\"chain\" class=\"ok\">Chain intact: {} episodes verified, head {}…{}</p>",
             v.chain.verified,
-            esc(v.chain.head_hash.get(..16).unwrap_or(""))
+            esc(v.chain.head_hash.get(..16).unwrap_or("")),
+            // Erased positions are there, without content: said, not hidden.
+            v.chain
+                .erasure_note()
+                .map(|n| format!("; {}", esc(&n)))
+                .unwrap_or_default()
         ),
         Some(b) => format!(
             "<p id=\"chain\" class=\"bad\">Chain BROKEN: {} ({} episodes verified before it)</p>",

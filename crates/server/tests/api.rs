@@ -246,6 +246,7 @@ async fn another_tenants_subject_is_not_found_on_every_route() {
             "/v1/subjects/ana/cells/grounding".into(),
             Some(json!({"answer":"The membrane controls what enters.","question":"membrane?"})),
         ),
+        ("DELETE", "/v1/subjects/ana/cells".into(), None),
     ];
     for (method, uri, body) in &routes {
         let (s, v) = h.call(method, uri, &h.b, body.clone()).await;
@@ -674,6 +675,9 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/subjects/{learner}/{subject}/report"),
     ("post", "/v1/subjects/{learner}/{subject}/grounding"),
     ("post", "/v1/admin/nightly"),
+    ("delete", "/v1/subjects/{learner}/{subject}"),
+    ("delete", "/v1/learners/{learner}"),
+    ("delete", "/v1/learners"),
 ];
 
 #[tokio::test]
@@ -1195,4 +1199,101 @@ async fn file_names_follow_one_rule_and_an_upload_carries_one_file() {
             .contains("sent twice"),
         "{v}"
     );
+}
+
+/// Erasure is tenant-scoped: another tenant's learner is a missing one, the
+/// whole tenant needs its name to confirm, and an erased subject verifies
+/// intact with its episodes marked erased.
+#[tokio::test]
+async fn erasure_routes_are_tenant_scoped_and_leave_a_verifiable_chain() {
+    let h = harness();
+    h.sample().await;
+    // Another tenant cannot erase acme's learner: exactly a missing learner.
+    let (s, v) = h
+        .call("DELETE", "/v1/learners/ana?reference=x", &h.b, None)
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    let (s2, v2) = h
+        .call("DELETE", "/v1/learners/nobody?reference=x", &h.a, None)
+        .await;
+    assert_eq!(
+        (s2, &v2["error"]["code"]),
+        (StatusCode::NOT_FOUND, &v["error"]["code"])
+    );
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(v["episodes"], 6, "nothing was erased");
+    // A whole tenant needs confirm=<its name>; bad input is a 4xx.
+    let (s, v) = h
+        .call("DELETE", "/v1/learners?confirm=blue", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let long = "r".repeat(201);
+    let (s, v) = h
+        .call(
+            "DELETE",
+            &format!("/v1/learners/ana?reference={long}"),
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    let (s, _) = h
+        .call("DELETE", "/v1/learners/ana?at=yesterday", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::BAD_REQUEST);
+
+    let (s, v) = h
+        .call(
+            "DELETE",
+            "/v1/learners/ana?reference=ticket%204711&at=2026-11-30T12:00:00Z",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["subjects"], json!(["ana/cells"]));
+    assert_eq!(v["erasure"]["episodes"], 6);
+    assert_eq!(v["erasure"]["reference"], "ticket 4711");
+    let (_, v) = h
+        .call("GET", "/v1/subjects/ana/cells/verify", &h.a, None)
+        .await;
+    assert_eq!(v["state"], "intact", "{v}");
+    assert_eq!(v["erased"], 6);
+    assert_eq!(v["erasures"][0]["scope"], "learner");
+    let (_, v) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes", &h.a, None)
+        .await;
+    let list = v
+        .as_array()
+        .or_else(|| v["episodes"].as_array())
+        .unwrap()
+        .clone();
+    assert_eq!(list.len(), 6);
+    assert!(
+        list.iter().all(|e| e["erased"] == true && e["text"] == ""),
+        "{v}"
+    );
+    // The report says the positions were erased; it never fails on them.
+    let (s, v) = h
+        .call(
+            "GET",
+            "/v1/subjects/ana/cells/report?at=2026-12-01T00:00:00Z",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["chain"]["erased"], 6, "{v}");
+    assert_eq!(v["chain"]["state"], "intact");
+    // The whole tenant, confirmed by name.
+    let (s, v) = h
+        .call(
+            "DELETE",
+            "/v1/learners?confirm=acme&reference=closing",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["erasure"]["scope"], "tenant");
 }

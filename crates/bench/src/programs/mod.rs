@@ -8,6 +8,7 @@
 
 pub mod block;
 pub mod chain;
+pub mod erase;
 pub mod load;
 pub mod locomo;
 pub mod map;

@@ -144,7 +144,18 @@ pub fn subject(
     embedder: &dyn Embedder,
     cache: &mut VectorCache,
 ) -> Result<(Subject, DateTime<Utc>)> {
-    let key = SubjectKey::parse("bench/recall")?;
+    subject_as(store, "bench/recall", n, embedder, cache)
+}
+
+/// [`subject`] under another key.
+pub fn subject_as(
+    store: &mut dyn Store,
+    key: &str,
+    n: usize,
+    embedder: &dyn Embedder,
+    cache: &mut VectorCache,
+) -> Result<(Subject, DateTime<Utc>)> {
+    let key = SubjectKey::parse(key)?;
     let start = Utc
         .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
         .single()

@@ -1557,7 +1557,8 @@ pub(crate) fn activity_by_month<C: GenericClient>(
         "SELECT CASE WHEN at < -62167219200000 OR at > 253402300799999 THEN 'out of range'
                      ELSE to_char(to_timestamp(at / 1000) AT TIME ZONE 'UTC', 'YYYY-MM') END AS month, kind,
                     COALESCE(verdict, '') AS v, COUNT(*)
-             FROM episodes WHERE subject_id = $1 GROUP BY month, kind, v ORDER BY month, kind, v",
+             FROM episodes WHERE subject_id = $1 AND erased_by IS NULL
+             GROUP BY month, kind, v ORDER BY month, kind, v",
         &[&s.id],
     )?
     .iter()

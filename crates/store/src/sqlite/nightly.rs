@@ -124,7 +124,8 @@ pub(crate) fn activity_by_month(
         // label, rather than failing the report.
         "SELECT COALESCE(strftime('%Y-%m', at / 1000, 'unixepoch'), 'out of range') AS month, kind,
                 COALESCE(json_extract(data, '$.verdict'), '') AS verdict, COUNT(*)
-         FROM episodes WHERE subject_id = ?1 GROUP BY month, kind, verdict ORDER BY month, kind, verdict",
+         FROM episodes WHERE subject_id = ?1 AND erased_by IS NULL
+         GROUP BY month, kind, verdict ORDER BY month, kind, verdict",
     )?;
     let rows = stmt.query_map([s.id], |r| {
         Ok((
