@@ -306,80 +306,79 @@ pub fn episode_hash(f: &EpisodeFields<'_>, prev: &Hash) -> Hash {
     }
 }
 
-/// The v2 content digest of the episode's content under `salt`.
-pub fn content_digest(f: &EpisodeFields<'_>, salt: &[u8]) -> Hash {
-    let mut h = Sha256::new();
-    let mut put = |bytes: &[u8]| {
-        h.update((bytes.len() as u32).to_be_bytes());
-        h.update(bytes);
-    };
-    put(CONTENT_V2);
-    put(salt);
-    put(f.summary.as_bytes());
-    put(f.text.as_bytes());
-    put(f.concepts_json.as_bytes());
-    put(f.evidence_json.as_bytes());
-    put(f.data_json.as_bytes());
-    match f.external_id {
-        None => put(&[0]),
-        Some(id) => {
-            put(&[1]);
-            put(id.as_bytes());
+/// A SHA-256 fed `str(x)` pieces: each the u32 big-endian length, then the bytes.
+struct Encoder(Sha256);
+
+impl Encoder {
+    fn new() -> Self {
+        Encoder(Sha256::new())
+    }
+
+    fn put(&mut self, bytes: &[u8]) -> &mut Self {
+        self.0.update((bytes.len() as u32).to_be_bytes());
+        self.0.update(bytes);
+        self
+    }
+
+    /// Position, kind, time and salience: magic, key, kind, the 24-byte block.
+    fn skeleton(&mut self, magic: &[u8], f: &EpisodeFields<'_>) -> &mut Self {
+        let mut fixed = [0u8; 24];
+        fixed[..8].copy_from_slice(&f.seq.to_be_bytes());
+        fixed[8..16].copy_from_slice(&f.at_ms.to_be_bytes());
+        fixed[16..].copy_from_slice(&f.salience.to_bits().to_be_bytes());
+        self.put(magic)
+            .put(f.subject.as_bytes())
+            .put(f.kind.as_bytes())
+            .put(&fixed)
+    }
+
+    /// The content: summary, text, the three JSON fields, the external id
+    /// (a presence byte, then the id).
+    fn content(&mut self, f: &EpisodeFields<'_>) -> &mut Self {
+        self.put(f.summary.as_bytes())
+            .put(f.text.as_bytes())
+            .put(f.concepts_json.as_bytes())
+            .put(f.evidence_json.as_bytes())
+            .put(f.data_json.as_bytes());
+        match f.external_id {
+            None => self.put(&[0]),
+            Some(id) => self.put(&[1]).put(id.as_bytes()),
         }
     }
-    h.finalize().into()
+
+    /// The previous hash, raw (no length), and the digest.
+    fn finish(&mut self, prev: Option<&Hash>) -> Hash {
+        if let Some(prev) = prev {
+            self.0.update(prev);
+        }
+        std::mem::take(&mut self.0).finalize().into()
+    }
+}
+
+/// The v2 content digest of the episode's content under `salt`.
+pub fn content_digest(f: &EpisodeFields<'_>, salt: &[u8]) -> Hash {
+    Encoder::new()
+        .put(CONTENT_V2)
+        .put(salt)
+        .content(f)
+        .finish(None)
 }
 
 /// The v2 hash of an episode's position, kind, time and salience over its
 /// content digest: all a verifier needs once the content is gone.
 pub fn episode_hash_v2(f: &EpisodeFields<'_>, digest: &Hash, prev: &Hash) -> Hash {
-    let mut h = Sha256::new();
-    let mut put = |bytes: &[u8]| {
-        h.update((bytes.len() as u32).to_be_bytes());
-        h.update(bytes);
-    };
-    put(MAGIC_V2);
-    put(f.subject.as_bytes());
-    put(f.kind.as_bytes());
-    put(&fixed_block(f));
-    put(digest);
-    h.update(prev);
-    h.finalize().into()
-}
-
-fn fixed_block(f: &EpisodeFields<'_>) -> [u8; 24] {
-    let mut fixed = [0u8; 24];
-    fixed[..8].copy_from_slice(&f.seq.to_be_bytes());
-    fixed[8..16].copy_from_slice(&f.at_ms.to_be_bytes());
-    fixed[16..].copy_from_slice(&f.salience.to_bits().to_be_bytes());
-    fixed
+    Encoder::new()
+        .skeleton(MAGIC_V2, f)
+        .put(digest)
+        .finish(Some(prev))
 }
 
 /// The episode's hash under canonical encoding v1 (module docs).
 pub fn episode_hash_v1(f: &EpisodeFields<'_>, prev: &Hash) -> Hash {
-    let mut h = Sha256::new();
-    let mut put = |bytes: &[u8]| {
-        h.update((bytes.len() as u32).to_be_bytes());
-        h.update(bytes);
-    };
-    put(MAGIC);
-    put(f.subject.as_bytes());
-    put(f.kind.as_bytes());
-    put(&fixed_block(f));
-    put(f.summary.as_bytes());
-    put(f.text.as_bytes());
-    put(f.concepts_json.as_bytes());
-    put(f.evidence_json.as_bytes());
-    put(f.data_json.as_bytes());
-    match f.external_id {
-        None => put(&[0]),
-        Some(id) => {
-            put(&[1]);
-            put(id.as_bytes());
-        }
-    }
-    h.update(prev);
-    h.finalize().into()
+    Encoder::new()
+        .skeleton(MAGIC, f)
+        .content(f)
+        .finish(Some(prev))
 }
 
 /// A one-line summary of a text: the first line, whitespace folded, cut at a

@@ -4,6 +4,8 @@
 //! artifact). Without Chromium (`/usr/bin/chromium`, or `$CHROMIUM`) the test
 //! says it was skipped; CI installs it.
 
+mod common;
+
 use chrono::Utc;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -85,16 +87,8 @@ fn the_demo_report_shows_its_map_and_opens_a_belief_history_in_chromium() {
     let belief = brain.beliefs(&subject).unwrap().current[0]
         .subject_key
         .clone();
-    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default()).unwrap();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(tm_server::serve(listener, state, async {
-        let _ = stopped.await;
-    }));
+    let served = common::serve(brain);
+    let addr = served.addr;
 
     let profile = dir.path().join("profile");
     let url = format!("http://{addr}/subjects/ana/cell-biology?key={}", key.secret);
@@ -160,6 +154,5 @@ fn the_demo_report_shows_its_map_and_opens_a_belief_history_in_chromium() {
         println!("screenshot: {}", png.display());
     }
 
-    let _ = stop.send(());
-    runtime.block_on(server).unwrap().unwrap();
+    served.stop();
 }

@@ -2,6 +2,8 @@
 //! too large, a request line that is not HTTP) are answered in the API's one
 //! JSON error shape, and an ordinary request on the same server is untouched.
 
+mod common;
+
 use std::io::{Read, Write};
 use std::sync::Arc;
 
@@ -28,16 +30,8 @@ fn requests_hyper_refuses_get_the_json_error_shape() {
         Arc::new(tm_embed::HashEmbedder::new()),
     )
     .unwrap();
-    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default()).unwrap();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(tm_server::serve(listener, state, async {
-        let _ = stopped.await;
-    }));
+    let served = common::serve(brain);
+    let addr = served.addr;
 
     let long_uri = format!(
         "GET /v1/subjects?q={} HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -71,6 +65,5 @@ fn requests_hyper_refuses_get_the_json_error_shape() {
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(v["error"]["code"], "unauthorized", "{body}");
 
-    let _ = stop.send(());
-    runtime.block_on(server).unwrap().unwrap();
+    served.stop();
 }
