@@ -236,3 +236,16 @@ fn definitions_are_whole_sentences() {
     }
     assert!(checked >= 40, "{checked} definitions checked");
 }
+
+/// A concept only a glossary defines has the definition as its gist, as a
+/// sentence, without its name in front (the map line already opens with it).
+#[test]
+fn a_glossary_only_concept_does_not_repeat_its_name() {
+    let text = "## Energy\n\nCells spend energy all the time.\n\n### Key Terms\n\n- **ATP**: the molecule cells use to carry energy\n";
+    let cs = OfflineExtractor::default()
+        .extract("g.md", &[text.to_string()])
+        .unwrap();
+    let atp = find(&cs, "ATP");
+    assert_eq!(atp.gist, "The molecule cells use to carry energy.");
+    assert_eq!(atp.definition, "the molecule cells use to carry energy");
+}

@@ -478,7 +478,9 @@ impl Reader {
             .iter()
             .map(|c| {
                 let gist_text = c.gist.clone().unwrap_or_else(|| match &c.glossary {
-                    Some(d) => gist(&format!("{}: {}", c.name, d)),
+                    // The map line already opens with the name ("- ATP: …"):
+                    // the gist is the definition itself, as a sentence.
+                    Some(d) => gist(&capitalised(d)),
                     None => c.seen_in.clone().unwrap_or_default(),
                 });
                 let definition = c
@@ -845,6 +847,15 @@ fn paren_alias(term: &str, inside: &str) -> Option<String> {
         && validate_name(&alias).is_ok()
         && stem(&alias) == stem(term))
     .then_some(alias)
+}
+
+/// The text with its first letter upper-cased ("the molecule …" → "The molecule …").
+fn capitalised(text: &str) -> String {
+    let mut chars = text.trim().chars();
+    match chars.next() {
+        Some(f) => f.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }
 
 /// Capitalises an all-lowercase name; keeps "pH", "mRNA", "Golgi apparatus".
