@@ -232,6 +232,21 @@ pub struct NewErasure {
     pub reference: String,
 }
 
+impl NewErasure {
+    /// The erasure as recorded under `id`, having cleared these counts.
+    pub fn recorded(&self, id: i64, subjects: u64, episodes: u64) -> Erasure {
+        Erasure {
+            id,
+            at: self.at,
+            scope: self.scope.clone(),
+            target: self.target.clone(),
+            reference: self.reference.clone(),
+            subjects,
+            episodes,
+        }
+    }
+}
+
 /// An erasure as recorded: it stays when everything it erased is gone.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Erasure {

@@ -1,6 +1,8 @@
 //! Graceful shutdown: a write in flight when the signal comes is finished,
 //! answered and committed; afterwards the server takes no new connection.
 
+mod common;
+
 use chrono::Utc;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,16 +20,8 @@ fn a_write_in_flight_at_shutdown_is_answered_and_kept() {
     brain
         .add_api_key("acme", &key.prefix, &key.sha256, false, Utc::now())
         .unwrap();
-    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default()).unwrap();
-    let runtime = tokio::runtime::Runtime::new().unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let server = runtime.spawn(tm_server::serve(listener, state, async {
-        let _ = stopped.await;
-    }));
+    let mut served = common::serve(brain);
+    let addr = served.addr;
     let agent: ureq::Agent = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .build()
@@ -57,13 +51,13 @@ fn a_write_in_flight_at_shutdown_is_answered_and_kept() {
             .map(|r| r.status().as_u16())
     });
     std::thread::sleep(Duration::from_millis(30));
-    let _ = stop.send(());
+    served.signal();
     let status = writer
         .join()
         .unwrap()
         .expect("the request in flight was answered");
     assert_eq!(status, 200);
-    runtime.block_on(server).unwrap().unwrap();
+    served.stop();
 
     // Committed before it was answered.
     let store = tm_store::sqlite::SqliteStore::open(&db).unwrap();

@@ -6,7 +6,7 @@ use std::sync::Arc;
 pub struct Served {
     pub runtime: tokio::runtime::Runtime,
     pub addr: std::net::SocketAddr,
-    stop: tokio::sync::oneshot::Sender<()>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
     server: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
@@ -25,15 +25,22 @@ pub fn serve(brain: tm_brain::Brain) -> Served {
     Served {
         runtime,
         addr,
-        stop,
+        stop: Some(stop),
         server,
     }
 }
 
 impl Served {
+    /// Signals the shutdown (as Ctrl-C would); requests in flight go on.
+    pub fn signal(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+
     /// Signals the shutdown and waits until the server has finished.
-    pub fn stop(self) {
-        let _ = self.stop.send(());
+    pub fn stop(mut self) {
+        self.signal();
         self.runtime.block_on(self.server).unwrap().unwrap();
     }
 }

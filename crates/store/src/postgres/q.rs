@@ -1806,15 +1806,7 @@ pub(crate) fn erase<C: GenericClient>(
             }
         }
     }
-    Ok(tm_model::episodes::Erasure {
-        id,
-        at: e.at,
-        scope: e.scope.clone(),
-        target: e.target.clone(),
-        reference: e.reference.clone(),
-        subjects: subjects.len() as u64,
-        episodes,
-    })
+    Ok(e.recorded(id, subjects.len() as u64, episodes))
 }
 
 /// The erasures that cleared episodes of the subject, oldest first.

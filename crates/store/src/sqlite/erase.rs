@@ -35,15 +35,7 @@ pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Res
     for s in subjects {
         erase_subject(c, s, id)?;
     }
-    Ok(Erasure {
-        id,
-        at: e.at,
-        scope: e.scope.clone(),
-        target: e.target.clone(),
-        reference: e.reference.clone(),
-        subjects: subjects.len() as u64,
-        episodes,
-    })
+    Ok(e.recorded(id, subjects.len() as u64, episodes))
 }
 
 fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
