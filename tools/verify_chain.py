@@ -125,12 +125,20 @@ class Row:
         return content_digest_v2(self.salt, self.summary, self.text, self.concepts,
                                  self.evidence, self.data, self.external_id)
 
+    def erased_ok(self):
+        """An erased row holds no content and no salt; a v2 one a 32-byte digest,
+        a v1 one none."""
+        empty = (self.summary == b"" and self.text == b"" and self.concepts == b"[]"
+                 and self.evidence == b"[]" and self.data == b"{}"
+                 and self.external_id is None and self.salt is None)
+        if self.enc == 2:
+            return empty and self.digest is not None and len(self.digest) == 32
+        return empty and self.digest is None
+
     def hash_as(self, seq):
         """This row's hash recomputed as if written at `seq`, after its own prev."""
         if self.erased:
             if self.enc == 2:   # the skeleton over the stored digest
-                if self.digest is None:
-                    return None
                 return hashlib.sha256(encode_v2(self.key, seq, self.kind, self.at, self.salience,
                                                 self.digest, as_hash(self.prev_hash))).digest()
             return self.hash    # an erased v1 row: only its links can be checked
@@ -164,7 +172,7 @@ def content_break(db, subject_id, key, row):
 
 def verify_subject(db, subject_id, key):
     """Walks one chain in seq order; returns a report like `verify --json`."""
-    prev, expected, brk, erased = genesis_hash(key), 1, None, 0
+    prev, expected, brk, erased, seen_v2 = genesis_hash(key), 1, None, 0, False
     have = {c[1] for c in db.execute("PRAGMA table_info(episodes)")}
     have = {h.decode() if isinstance(h, bytes) else h for h in have}
     names = V9_NAMES if "erased_by" in have else V2_NAMES if "enc" in have else V1_NAMES
@@ -180,6 +188,13 @@ def verify_subject(db, subject_id, key):
         if row.seq != expected:                 # 1. continuity: 1, 2, 3, ...
             brk = {"kind": "missing_seq", "expected": expected, "found": row.seq}
             break
+        if ((row.enc == 1 and seen_v2)              # 2a. never back from v2 to v1
+                or (row.erased and not row.erased_ok())):
+            brk = {"kind": "content", "seq": row.seq}
+            break
+        if row.erased and row.hash_as(row.seq) != row.hash:   # erased: no reorder search
+            brk = {"kind": "content", "seq": row.seq}
+            break
         if (not row.erased and row.enc == 2 and row.digest is not None
                 and row.digest != row.content_digest()):
             brk = {"kind": "content", "seq": row.seq}   # 2a. v2: the stored digest
@@ -193,6 +208,7 @@ def verify_subject(db, subject_id, key):
             break
         prev, expected = row.hash, expected + 1
         erased += row.erased
+        seen_v2 = seen_v2 or row.enc == 2
     report = {"subject": key.decode("utf-8", "replace"),
               "state": "broken" if brk else "intact",
               "verified": expected - 1,        # rows verified before the break

@@ -700,7 +700,9 @@ impl Brain {
             ));
         }
         tm_model::instant::check(at).map_err(Error::Invalid)?;
-        let (kind, target, subjects) = self.read(|r| {
+        // The subjects are resolved inside the erase's own transaction, so a
+        // subject written meanwhile is erased too or not at all, never half.
+        let resolve = |r: &dyn Reader| -> Result<(&'static str, String, Vec<Subject>)> {
             Ok(match scope {
                 EraseScope::Subject(s) => ("subject", s.key.to_string(), vec![s.clone()]),
                 EraseScope::Learner(slug) => (
@@ -723,38 +725,54 @@ impl Brain {
                     ("tenant", name.clone(), r.tenant_subjects(*tenant_id)?)
                 }
             })
-        })?;
-        if subjects.is_empty() {
-            return Err(Error::NotFound(format!(
-                "no subject to erase for {kind} {target}"
-            )));
-        }
-        let request = NewErasure {
-            at,
-            scope: kind.to_string(),
-            target,
-            reference: reference.to_string(),
         };
-        let (erasure, compaction) = self.pool.with(|store| {
-            let erasure = store.write(|tx| {
+        let (erasure, subjects, compaction) = self.pool.with(|store| {
+            let (erasure, subjects) = store.write_with(|tx| {
+                let (kind, target, subjects) = resolve(&*tx)?;
+                if subjects.is_empty() {
+                    return Err(Error::NotFound(format!(
+                        "no subject to erase for {kind} {target}"
+                    )));
+                }
                 for s in &subjects {
                     tx.lock_subject(s)?;
                 }
-                tx.erase(&request, &subjects)
+                let request = NewErasure {
+                    at,
+                    scope: kind.to_string(),
+                    target,
+                    reference: reference.to_string(),
+                };
+                Ok((tx.erase(&request, &subjects)?, subjects))
             })?;
-            Ok((erasure, store.compact()?))
-        })?;
-        // What this process holds in memory of those subjects goes too.
-        if let Ok(recaller) = self.recaller() {
-            for s in &subjects {
-                recaller.forget(s.id);
+            // What this process holds in memory of those subjects goes too.
+            if let Ok(recaller) = self.recaller() {
+                for s in &subjects {
+                    recaller.forget(s.id);
+                }
             }
-        }
+            // The erasure is committed; a compaction that cannot finish now
+            // (a reader in the way) is said, and `compact` finishes it.
+            let compaction = match store.compact() {
+                Ok(done) => done,
+                Err(e) => format!(
+                    "NOT finished ({e}): the erased text may remain in free pages or the log until `tutor-memory compact` runs"
+                ),
+            };
+            Ok((erasure, subjects, compaction))
+        })?;
         Ok(Erased {
             erasure,
             subjects: subjects.iter().map(|s| s.key.to_string()).collect(),
             compaction,
         })
+    }
+
+    /// Rewrites the storage so that no byte of erased text remains on disk
+    /// (what an erasure does after committing; run again when that could not
+    /// finish). Returns what it did.
+    pub fn compact(&self) -> Result<String> {
+        self.pool.with(|store| Ok(store.compact()?))
     }
 
     /// The tenant (id) whose name this is, from its keys.

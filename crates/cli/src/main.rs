@@ -97,6 +97,9 @@ enum Command {
     /// a whole tenant): every text and what derives from it; the chain's
     /// skeleton and an erasure record stay, and the store is compacted.
     Erase(chain::EraseArgs),
+    /// Rewrite the store so no byte of erased text remains on disk (what
+    /// `erase` does after it commits; run it when that could not finish).
+    Compact,
     /// Build the sample subject from examples/ and show what the memory holds.
     Demo(demo::DemoArgs),
     /// Run the nightly loop (consolidate, decay, calibrate, verify, working
@@ -150,6 +153,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify(a) => chain::verify(&brain(g)?, a),
         Command::Checkpoint(a) => chain::checkpoint(&brain(g)?, a),
         Command::Erase(a) => chain::erase(&brain(g)?, a),
+        Command::Compact => {
+            println!("compacted: {}", brain(g)?.compact()?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Demo(a) => demo::run(g, a),
         Command::Nightly(a) => nightly::nightly(&brain(g)?, a),
         Command::Report(a) => nightly::report(&brain(g)?, a),

@@ -118,6 +118,15 @@ fn a_verifier_written_from_the_docs_agrees_with_ours() {
             "UPDATE episodes SET summary = CAST(X'C328' AS TEXT) WHERE seq = 6;",
             2,
         ),
+        // A v2 row dressed up as an erased v1 row (whose own fields can no
+        // longer be checked), its kind changed: a downgrade both refuse.
+        (
+            "downgraded.db",
+            "INSERT INTO erasures (at, scope, target, reference, subjects, episodes) VALUES (0, 'subject', 'x', '', 1, 1);
+             UPDATE episodes SET enc = 1, digest = NULL, salt = NULL, summary = '', text = '', concepts = '[]',
+                    evidence = '[]', data = '{}', external_id = NULL, erased_by = 1, kind = 'quiz' WHERE seq = 7;",
+            2,
+        ),
     ];
     for (name, sql, code) in cases {
         let copy = copy_with(dir.path(), &db, name, sql);
@@ -170,6 +179,12 @@ fn a_verifier_written_from_the_docs_agrees_with_ours() {
                 "erased-moved.db",
                 "UPDATE episodes SET at = at + 1 WHERE seq = 3;",
                 moved,
+            ),
+            // Text put back into an erased row is not an erased row.
+            (
+                "erased-refilled.db",
+                "UPDATE episodes SET text = 'forged' WHERE seq = 3;",
+                2,
             ),
         ];
         for (name, sql, code) in cases {

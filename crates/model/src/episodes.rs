@@ -641,6 +641,8 @@ pub struct ChainVerifier {
     verified: u64,
     erased: u64,
     erased_v1: u64,
+    /// A v2 row was verified: a v1 row after it is a downgrade, refused.
+    seen_v2: bool,
 }
 
 impl ChainVerifier {
@@ -652,6 +654,7 @@ impl ChainVerifier {
             verified: 0,
             erased: 0,
             erased_v1: 0,
+            seen_v2: false,
         }
     }
 
@@ -679,22 +682,34 @@ impl ChainVerifier {
                 found: seq,
             });
         }
+        // Only encodings 1 and 2 exist, and a chain never goes back from 2
+        // to 1 (else a row could pass as an unverifiable erased v1 row).
+        if !(1..=2).contains(&row.encoding) || (row.encoding == 1 && self.seen_v2) {
+            return Err(Break::Content { seq });
+        }
         let computed = if row.erased {
-            // Erased: a v2 row's skeleton still hashes over its stored
-            // digest; a v1 row hashed its content, which is gone, so only its
-            // link (here, and from the next row to its stored hash) is checked.
-            match (row.encoding, row.fields.digest) {
-                (2, Some(digest)) => {
-                    let h = episode_hash_v2(&row.fields, &as_hash(digest), &as_hash(row.prev_hash));
+            // An erased row holds no content and no salt: anything else was
+            // written behind the store's back.
+            let f = &row.fields;
+            let empty = f.summary.is_empty()
+                && f.text.is_empty()
+                && f.concepts_json == "[]"
+                && f.evidence_json == "[]"
+                && f.data_json == "{}"
+                && f.external_id.is_none()
+                && f.salt.is_none();
+            // A v2 row's skeleton still hashes over its stored digest; a v1
+            // row hashed its content, which is gone, so only its links (here,
+            // and from the next row to its stored hash) are checked.
+            match (row.encoding, f.digest) {
+                (2, Some(digest)) if empty && digest.len() == 32 => {
+                    let h = episode_hash_v2(f, &as_hash(digest), &as_hash(row.prev_hash));
                     if h.as_slice() != row.hash {
                         return Err(Break::Content { seq });
                     }
                     h
                 }
-                (1, None) => {
-                    self.erased_v1 += 1;
-                    as_hash(row.hash)
-                }
+                (1, None) if empty => as_hash(row.hash),
                 _ => return Err(Break::Content { seq }),
             }
         } else {
@@ -710,9 +725,6 @@ impl ChainVerifier {
             }
             computed
         };
-        if row.erased {
-            self.erased += 1;
-        }
         if row.prev_hash != self.prev.as_slice() {
             return Err(Break::Link {
                 seq,
@@ -720,6 +732,13 @@ impl ChainVerifier {
                 found_prev: hex::encode(row.prev_hash),
             });
         }
+        if row.erased {
+            self.erased += 1;
+            if row.encoding == 1 {
+                self.erased_v1 += 1;
+            }
+        }
+        self.seen_v2 |= row.encoding == 2;
         self.prev = computed;
         self.expected_seq += 1;
         self.verified += 1;
@@ -964,6 +983,42 @@ mod tests {
         };
         assert_eq!(
             ChainVerifier::new("ana/cells").push(&moved, &mut NoLookup),
+            Err(Break::Content { seq: 1 })
+        );
+        // An "erased" row that still holds text, a v1 row after a v2 one, an
+        // unknown encoding: each a break, never an unverifiable pass.
+        let forged = StoredRow {
+            fields: EpisodeFields {
+                text: "forged",
+                ..gone.fields
+            },
+            ..gone
+        };
+        assert_eq!(
+            ChainVerifier::new("ana/cells").push(&forged, &mut NoLookup),
+            Err(Break::Content { seq: 1 })
+        );
+        let mut v = ChainVerifier::new("ana/cells");
+        assert_eq!(v.push(&gone, &mut NoLookup), Ok(()));
+        let h2 = [5u8; 32];
+        let downgraded = StoredRow {
+            fields: EpisodeFields {
+                seq: 2,
+                digest: None,
+                ..gone.fields
+            },
+            prev_hash: &h,
+            hash: &h2,
+            encoding: 1,
+            erased: true,
+        };
+        assert_eq!(
+            v.push(&downgraded, &mut NoLookup),
+            Err(Break::Content { seq: 2 })
+        );
+        let unknown = StoredRow { encoding: 3, ..row };
+        assert_eq!(
+            ChainVerifier::new("ana/cells").push(&unknown, &mut NoLookup),
             Err(Break::Content { seq: 1 })
         );
     }

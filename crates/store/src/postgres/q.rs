@@ -531,8 +531,10 @@ pub(crate) fn visit_chain_page(
             data_json: r.get(8),
             external_id: free_text_opt(r, 9).map_err(unreadable)?,
             // Encoding 2 names its salt (gone once erased); 1 is v1.
+            // An erased row's salt is read as stored: it must be gone.
             salt: match (encoding, erased) {
-                (1, _) | (_, true) => None,
+                (_, true) => r.get::<_, Option<&[u8]>>(13),
+                (1, false) => None,
                 _ => Some(r.get::<_, Option<&[u8]>>(13).unwrap_or_default()),
             },
             digest: r.get(14),
@@ -853,7 +855,7 @@ pub(crate) fn count_missing_vectors<C: GenericClient>(
     let n: i64 = c
         .query_one(
             "SELECT COUNT(*) FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
-             WHERE e.subject_id = $1 AND (v.episode_id IS NULL OR v.model <> $2)",
+             WHERE e.subject_id = $1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model <> $2)",
             &[&s.id, &model],
         )?
         .get(0);
@@ -868,7 +870,7 @@ pub(crate) fn episodes_missing_vectors<C: GenericClient>(
 ) -> Result<Vec<(i64, String)>> {
     c.query(
         "SELECT e.id, e.text FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
-             WHERE e.subject_id = $1 AND (v.episode_id IS NULL OR v.model <> $2)
+             WHERE e.subject_id = $1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model <> $2)
              ORDER BY e.id LIMIT $3",
         &[&s.id, &model, &lim(limit)],
     )?
@@ -890,7 +892,8 @@ pub(crate) fn put_vectors<C: GenericClient>(
     let blobs: Vec<Vec<u8>> = vectors.iter().map(|v| vec_to_blob(&v.1)).collect();
     c.execute(
         "WITH v AS (INSERT INTO episode_vectors (episode_id, subject_id, model, vector)
-                    SELECT id, $1, $2, v FROM unnest($3::bigint[], $4::bytea[]) AS x(id, v)
+                    SELECT x.id, $1, $2, x.v FROM unnest($3::bigint[], $4::bytea[]) AS x(id, v)
+                    WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.id = x.id AND e.erased_by IS NULL)
                     ON CONFLICT (episode_id) DO UPDATE SET model = excluded.model, vector = excluded.vector)
          INSERT INTO vector_stats (subject_id, model, writes, max_id)
          VALUES ($1, $2, cardinality($3::bigint[]), (SELECT MAX(x) FROM unnest($3::bigint[]) AS x))
@@ -1777,7 +1780,7 @@ pub(crate) fn erase<C: GenericClient>(
                     data = '{}', external_id = NULL, import_key = NULL, salt = NULL, topic = NULL,
                     verdict = NULL, erased_by = $2
              WHERE subject_id = $1 AND erased_by IS NULL",
-            "DELETE FROM fts_postings WHERE subject_id = $1",
+            "DELETE FROM fts_postings WHERE kind IN ('e', 'p') AND subject_id = $1",
             "DELETE FROM fts_stats WHERE subject_id = $1",
             "DELETE FROM episode_concepts WHERE subject_id = $1",
             "DELETE FROM episode_vectors WHERE subject_id = $1",

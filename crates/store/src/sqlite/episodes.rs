@@ -399,10 +399,12 @@ fn stored_row<'r>(r: &'r rusqlite::Row<'_>, key: &'r str) -> rusqlite::Result<St
             evidence_json: text(7)?,
             data_json: text(8)?,
             external_id: r.get_ref(9)?.as_str_or_null()?,
-            // Encoding 2 names its salt; any other encoding is v1 (a v2 row
-            // stripped of its salt then fails as an edit, never silently).
+            // Encoding 2 names its salt (a v2 row stripped of it fails as an
+            // edit, never silently); the verifier refuses other encodings.
+            // An erased row's salt is read as stored: it must be gone.
             salt: match (encoding, erased) {
-                (1, _) | (_, true) => None,
+                (_, true) => r.get_ref(13)?.as_blob_or_null()?,
+                (1, false) => None,
                 _ => Some(r.get_ref(13)?.as_blob()?),
             },
             digest: r.get_ref(14)?.as_blob_or_null()?,

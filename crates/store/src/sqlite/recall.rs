@@ -241,7 +241,7 @@ pub(crate) fn count_missing_vectors(c: &Connection, s: &Subject, model: &str) ->
     let n: i64 = c
         .prepare_cached(
             "SELECT COUNT(*) FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
-             WHERE e.subject_id = ?1 AND (v.episode_id IS NULL OR v.model != ?2)",
+             WHERE e.subject_id = ?1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model != ?2)",
         )?
         .query_row(params![s.id, model], |r| r.get(0))?;
     Ok(n as usize)
@@ -255,7 +255,7 @@ pub(crate) fn episodes_missing_vectors(
 ) -> Result<Vec<(i64, String)>> {
     let mut stmt = c.prepare_cached(
         "SELECT e.id, e.text FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
-         WHERE e.subject_id = ?1 AND (v.episode_id IS NULL OR v.model != ?2)
+         WHERE e.subject_id = ?1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model != ?2)
          ORDER BY e.id LIMIT ?3",
     )?;
     let rows = stmt.query_map(params![s.id, model, limit as i64], |r| {
@@ -309,7 +309,10 @@ pub(crate) fn put_vectors(
     vectors: &[(i64, Vec<f32>)],
 ) -> Result<()> {
     let mut stmt = c.prepare_cached(
-        "INSERT INTO episode_vectors (episode_id, subject_id, model, vector) VALUES (?1, ?2, ?3, ?4)
+        // Never for an erased episode: a vector embedded from its text
+        // before the erasure (a `reembed` in flight) is dropped here.
+        "INSERT INTO episode_vectors (episode_id, subject_id, model, vector)
+         SELECT ?1, ?2, ?3, ?4 WHERE EXISTS (SELECT 1 FROM episodes WHERE id = ?1 AND erased_by IS NULL)
          ON CONFLICT (episode_id) DO UPDATE SET model = excluded.model, vector = excluded.vector",
     )?;
     for (id, v) in vectors {
