@@ -28,7 +28,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tm_model::lang::canonical_key;
+use tm_model::lang::{canonical_key, capitalise, same_word};
 use tm_model::map::{
     ExtractedConcept, MAX_DEFINITION_CHARS, fit_definition, lexicon, validate_name,
 };
@@ -182,8 +182,7 @@ impl Reader {
         if line.starts_with('|') || line.starts_with('>') {
             return;
         }
-        let hashes = line.chars().take_while(|&c| c == '#').count();
-        if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+        if let Some(hashes) = heading_level(line) {
             let title = strip_number(line[hashes..].trim());
             let glossary = lexicon::is_glossary_title(&title);
             // "Chapter 3: Cells" is a container, not furniture: only unnumbered
@@ -480,7 +479,7 @@ impl Reader {
                 let gist_text = c.gist.clone().unwrap_or_else(|| match &c.glossary {
                     // The map line already opens with the name ("- ATP: …"):
                     // the gist is the definition itself, as a sentence.
-                    Some(d) => gist(&capitalised(d)),
+                    Some(d) => gist(&capitalise(d.trim())),
                     None => c.seen_in.clone().unwrap_or_default(),
                 });
                 let definition = c
@@ -569,15 +568,6 @@ fn matches_at(words: &[&str], key: &[&str]) -> bool {
     !key.is_empty()
         && words.len() >= key.len()
         && words.iter().zip(key).all(|(w, k)| same_word(w, k))
-}
-
-/// Equal, or one is the other plus "s"/"es": the plural tolerance of [`variants`].
-fn same_word(w: &str, k: &str) -> bool {
-    let plural = |long: &str, short: &str| {
-        long.strip_suffix('s').is_some_and(|x| x == short)
-            || long.strip_suffix("es").is_some_and(|x| x == short)
-    };
-    w == k || plural(w, k) || plural(k, w)
 }
 
 /// A key and its simple plural/singular variants (s, es); enough for the
@@ -730,11 +720,16 @@ fn is_item(line: &str) -> bool {
         })
 }
 
+/// The level of a Markdown heading line ("## Osmosis" → 2), if it is one.
+fn heading_level(line: &str) -> Option<usize> {
+    let hashes = line.chars().take_while(|&c| c == '#').count();
+    ((1..=6).contains(&hashes) && line[hashes..].starts_with(' ')).then_some(hashes)
+}
+
 /// A line that is never part of a paragraph: a heading, table row, quote,
 /// comment, figure or label.
 fn stands_alone(line: &str) -> bool {
-    let hashes = line.chars().take_while(|&c| c == '#').count();
-    (1..=6).contains(&hashes) && line[hashes..].starts_with(' ')
+    heading_level(line).is_some()
         || line.starts_with('|')
         || line.starts_with('>')
         || line.starts_with("<!--")
@@ -847,15 +842,6 @@ fn paren_alias(term: &str, inside: &str) -> Option<String> {
         && validate_name(&alias).is_ok()
         && stem(&alias) == stem(term))
     .then_some(alias)
-}
-
-/// The text with its first letter upper-cased ("the molecule …" → "The molecule …").
-fn capitalised(text: &str) -> String {
-    let mut chars = text.trim().chars();
-    match chars.next() {
-        Some(f) => f.to_uppercase().chain(chars).collect(),
-        None => String::new(),
-    }
 }
 
 /// Capitalises an all-lowercase name; keeps "pH", "mRNA", "Golgi apparatus".

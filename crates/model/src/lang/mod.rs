@@ -20,3 +20,23 @@ pub fn entries(file: &'static str) -> impl Iterator<Item = &'static str> {
         .map(|line| line.split('#').next().unwrap_or("").trim())
         .filter(|line| !line.is_empty())
 }
+
+/// Equal, or one is the other plus "s" or "es": the plural tolerance with
+/// which a concept's name (canonical words) is recognised in running text.
+/// Enough for the languages whose plurals are suffixes, harmless for the rest.
+pub fn same_word(w: &str, k: &str) -> bool {
+    let plural = |long: &str, short: &str| {
+        long.strip_suffix('s').is_some_and(|x| x == short)
+            || long.strip_suffix("es").is_some_and(|x| x == short)
+    };
+    w == k || plural(w, k) || plural(k, w)
+}
+
+/// The text with its first letter upper-cased ("the molecule …" → "The molecule …").
+pub fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
+        _ => s.to_string(),
+    }
+}

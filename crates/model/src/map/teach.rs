@@ -23,7 +23,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ConceptMap, Node, Origin, lexicon, validate_name};
-use crate::lang::{canonical_key, entries};
+use crate::lang::{canonical_key, capitalise, entries, same_word};
 use crate::teaching::Teaching;
 
 /// A name cut from a sentence never has more words than this.
@@ -242,15 +242,6 @@ fn concept_opening(map: &ConceptMap, focus: &[Word]) -> Option<usize> {
     best.map(|(i, _, _)| i)
 }
 
-/// Equal, or one is the other plus "s"/"es".
-fn same_word(w: &str, k: &str) -> bool {
-    let plural = |long: &str, short: &str| {
-        long.strip_suffix('s').is_some_and(|x| x == short)
-            || long.strip_suffix("es").is_some_and(|x| x == short)
-    };
-    w == k || plural(w, k) || plural(k, w)
-}
-
 /// The short name `focus` opens with, as the sentence spells it.
 fn noun_phrase<'s>(focus: &[Word], sentence: &'s str) -> Option<&'s str> {
     let proper = |w: &Word| {
@@ -326,12 +317,4 @@ fn create(map: &mut ConceptMap, name: &str, note: String) -> TeachOutcome {
     map.nodes.push(node);
     map.settle();
     TeachOutcome::Created { key, name, note }
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
-        _ => s.to_string(),
-    }
 }
