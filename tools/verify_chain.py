@@ -170,12 +170,17 @@ def content_break(db, subject_id, key, row):
     return {"kind": "content", "seq": row.seq}
 
 
-def verify_subject(db, subject_id, key):
-    """Walks one chain in seq order; returns a report like `verify --json`."""
-    prev, expected, brk, erased, seen_v2 = genesis_hash(key), 1, None, 0, False
+def columns_of(db):
+    """The chain columns this database's schema has (older ones lack the v2
+    and erasure columns)."""
     have = {c[1] for c in db.execute("PRAGMA table_info(episodes)")}
     have = {h.decode() if isinstance(h, bytes) else h for h in have}
-    names = V9_NAMES if "erased_by" in have else V2_NAMES if "enc" in have else V1_NAMES
+    return V9_NAMES if "erased_by" in have else V2_NAMES if "enc" in have else V1_NAMES
+
+
+def verify_subject(db, names, subject_id, key):
+    """Walks one chain in seq order; returns a report like `verify --json`."""
+    prev, expected, brk, erased, seen_v2 = genesis_hash(key), 1, None, 0, False
     cur = db.execute(f"SELECT {columns(names)} FROM episodes WHERE subject_id = ? ORDER BY seq",
                      (subject_id,))
     for r in cur:
@@ -263,7 +268,8 @@ def main():
         db = open_ro(a.db)
         subjects = [(sid, key.decode("utf-8")) for sid, key in
                     db.execute("SELECT id, key FROM subjects ORDER BY key").fetchall()]
-        reports = [verify_subject(db, sid, key.encode("utf-8")) for sid, key in subjects]
+        names = columns_of(db)
+        reports = [verify_subject(db, names, sid, key.encode("utf-8")) for sid, key in subjects]
     except (OSError, sqlite3.Error, ValueError, TypeError, AttributeError, struct.error) as e:
         print(f"verify_chain: {a.db}: {e}", file=sys.stderr)
         return 1
