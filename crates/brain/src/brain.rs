@@ -734,9 +734,6 @@ impl Brain {
                         "no subject to erase for {kind} {target}"
                     )));
                 }
-                for s in &subjects {
-                    tx.lock_subject(s)?;
-                }
                 let request = NewErasure {
                     at,
                     scope: kind.to_string(),

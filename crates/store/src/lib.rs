@@ -507,8 +507,9 @@ pub trait Tx: Reader {
     /// and digests stay, pointing at the erasure), full-text terms, vectors,
     /// concepts touched, annotations, citation checks, files with their
     /// versions, pages and passages, map snapshots, beliefs, the night's
-    /// log and caches, import records, the subject's title. Lock the
-    /// subjects first. Follow it with [`Store::compact`].
+    /// log and caches, import records, the subject's title. Takes each
+    /// subject's lock itself (as an append does). Follow it with
+    /// [`Store::compact`].
     fn erase(&mut self, e: &NewErasure, subjects: &[Subject]) -> Result<Erasure>;
 }
 

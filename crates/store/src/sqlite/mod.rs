@@ -634,7 +634,8 @@ impl Tx for SqliteTx<'_> {
         e: &tm_model::episodes::NewErasure,
         subjects: &[Subject],
     ) -> Result<tm_model::episodes::Erasure> {
-        // The cached heads stay right: an erasure changes no hash.
+        // BEGIN IMMEDIATE holds the subjects' lock already (`lock_subject`);
+        // the cached heads stay right: an erasure changes no hash.
         erase::erase(&self.tx, e, subjects)
     }
 }
