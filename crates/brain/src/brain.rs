@@ -693,7 +693,7 @@ impl Brain {
     /// `reference` (the caller's reference for the request, at most 200
     /// characters, never the learner's own words). `verify` then reports the
     /// chain intact with the episodes erased.
-    pub fn erase(&self, scope: &EraseScope, reference: &str, at: DateTime<Utc>) -> Result<Erased> {
+    pub fn erase(&self, scope: &Scope, reference: &str, at: DateTime<Utc>) -> Result<Erased> {
         if reference.chars().count() > 200 || reference.chars().any(char::is_control) {
             return Err(Error::Invalid(
                 "the reference is at most 200 characters, without control characters".into(),
@@ -702,33 +702,9 @@ impl Brain {
         tm_model::instant::check(at).map_err(Error::Invalid)?;
         // The subjects are resolved inside the erase's own transaction, so a
         // subject written meanwhile is erased too or not at all, never half.
-        let resolve = |r: &dyn Reader| -> Result<(&'static str, String, Vec<Subject>)> {
-            Ok(match scope {
-                EraseScope::Subject(s) => ("subject", s.key.to_string(), vec![s.clone()]),
-                EraseScope::Learner(slug) => (
-                    "learner",
-                    slug.clone(),
-                    r.subjects()?
-                        .into_iter()
-                        .filter(|s| &s.key.learner == slug)
-                        .collect(),
-                ),
-                EraseScope::TenantLearner { tenant_id, learner } => (
-                    "learner",
-                    learner.clone(),
-                    r.tenant_subjects(*tenant_id)?
-                        .into_iter()
-                        .filter(|s| &s.key.learner == learner)
-                        .collect(),
-                ),
-                EraseScope::Tenant { tenant_id, name } => {
-                    ("tenant", name.clone(), r.tenant_subjects(*tenant_id)?)
-                }
-            })
-        };
         let (erasure, subjects, compaction) = self.pool.with(|store| {
             let (erasure, subjects) = store.write_with(|tx| {
-                let (kind, target, subjects) = resolve(&*tx)?;
+                let (kind, target, subjects) = scope.subjects(&*tx)?;
                 if subjects.is_empty() {
                     return Err(Error::NotFound(format!(
                         "no subject to erase for {kind} {target}"
@@ -765,6 +741,29 @@ impl Brain {
         })
     }
 
+    /// A copy of the data of `scope` (GDPR Art. 20) as FORMATS v1 history
+    /// files with their files, a manifest, and each subject's current
+    /// beliefs and map ([`crate::export`]). Read in one transaction holding
+    /// the subjects' locks, so a write meanwhile is in the copy whole or not
+    /// at all. A scope without subjects is [`Error::NotFound`].
+    pub fn export(&self, scope: &Scope, at: DateTime<Utc>) -> Result<crate::export::Export> {
+        tm_model::instant::check(at).map_err(Error::Invalid)?;
+        self.pool.with(|store| {
+            store.write_with(|tx| {
+                let (kind, target, subjects) = scope.subjects(&*tx)?;
+                if subjects.is_empty() {
+                    return Err(Error::NotFound(format!(
+                        "no subject to export for {kind} {target}"
+                    )));
+                }
+                for s in &subjects {
+                    tx.lock_subject(s)?;
+                }
+                crate::export::export(&*tx, &subjects, kind, &target, at)
+            })
+        })
+    }
+
     /// Rewrites the storage so that no byte of erased text remains on disk
     /// (what an erasure does after committing; run again when that could not
     /// finish). Returns what it did.
@@ -798,9 +797,9 @@ impl Brain {
     }
 }
 
-/// What an erasure covers.
+/// Whose data an erasure or an export covers.
 #[derive(Debug, Clone)]
-pub enum EraseScope {
+pub enum Scope {
     /// One subject.
     Subject(Subject),
     /// Every subject of a learner (the operator's `erase --learner`).
@@ -809,6 +808,35 @@ pub enum EraseScope {
     TenantLearner { tenant_id: i64, learner: String },
     /// Every subject of every learner of the tenant.
     Tenant { tenant_id: i64, name: String },
+}
+
+impl Scope {
+    /// What kind of scope, its target (a key, slug or tenant name), and the
+    /// subjects it covers now, as `r` sees them.
+    pub fn subjects(&self, r: &dyn Reader) -> Result<(&'static str, String, Vec<Subject>)> {
+        Ok(match self {
+            Scope::Subject(s) => ("subject", s.key.to_string(), vec![s.clone()]),
+            Scope::Learner(slug) => (
+                "learner",
+                slug.clone(),
+                r.subjects()?
+                    .into_iter()
+                    .filter(|s| &s.key.learner == slug)
+                    .collect(),
+            ),
+            Scope::TenantLearner { tenant_id, learner } => (
+                "learner",
+                learner.clone(),
+                r.tenant_subjects(*tenant_id)?
+                    .into_iter()
+                    .filter(|s| &s.key.learner == learner)
+                    .collect(),
+            ),
+            Scope::Tenant { tenant_id, name } => {
+                ("tenant", name.clone(), r.tenant_subjects(*tenant_id)?)
+            }
+        })
+    }
 }
 
 /// What an erasure did.

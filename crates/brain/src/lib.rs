@@ -10,6 +10,7 @@
 pub mod beliefs;
 pub mod block;
 pub mod brain;
+pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod grounding;
@@ -23,7 +24,7 @@ pub mod record;
 pub mod report;
 pub mod turn;
 
-pub use brain::{Brain, EmbedderSource, EraseScope, Erased};
+pub use brain::{Brain, EmbedderSource, Erased, Scope};
 
 /// Everything that can go wrong while recording, recalling or reporting.
 ///

@@ -195,7 +195,7 @@ pub fn run_with_progress(
         for subject in &subjects {
             // A subject whose night fails is rolled back and reported; the
             // others still run (one bad row must not cost every learner a night).
-            let s = match store.write_with(|tx| night_for(tx, subject, t, opts.batch)) {
+            let s = match store.write_with(|tx| night_for(tx, subject, t, opts.batch, None)) {
                 Ok(s) => s,
                 Err(e) => {
                     night.failed.push(FailedSubject {
@@ -228,12 +228,15 @@ fn json_err(e: serde_json::Error) -> Error {
     Error::Internal(format!("cannot serialise a nightly result: {e}"))
 }
 
-/// One subject's cycle, inside its transaction.
-fn night_for(
+/// One subject's cycle, inside its transaction. `salt` seals its
+/// consolidation (a re-import of an export passes the one it recorded;
+/// `None` draws a fresh one).
+pub(crate) fn night_for(
     tx: &mut dyn Tx,
     subject: &Subject,
     at: DateTime<Utc>,
     batch: usize,
+    salt: Option<[u8; tm_model::episodes::SALT_BYTES]>,
 ) -> Result<SubjectNight> {
     // One night per subject at a time, whichever process runs it.
     tx.lock_subject(subject)?;
@@ -262,7 +265,7 @@ fn night_for(
         .filter(|e| e.kind != Kind::Consolidation)
         .map(|e| DayEpisode {
             verdict: crate::beliefs::verdict_of(&e),
-            id: e.id,
+            seq: e.seq,
             kind: e.kind,
             at: e.at,
             salience: e.salience,
@@ -284,7 +287,7 @@ fn night_for(
                 data: c.data(),
                 external_id: Some(c.external_id()),
                 import_key: None,
-                salt: None,
+                salt,
             },
         )?;
         out.consolidation = Some(appended.id);

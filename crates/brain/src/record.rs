@@ -29,8 +29,10 @@ use tm_ingest::extract::ConceptExtractor;
 use tm_model::beliefs::{
     CheckFact, Routing, apply_check, predicted_mastery, route_in_map, subject_of,
 };
-use tm_model::episodes::{Evidence, Hash, Kind, NewEpisode, Verdict, one_line, salience};
-use tm_model::events::{Event, EventBody, FileSource, SubjectLine, check_sequence};
+use tm_model::episodes::{
+    Evidence, Hash, Kind, NewEpisode, Verdict, VersionRef, one_line, salience,
+};
+use tm_model::events::{Event, EventBody, FileSource, Night, SubjectLine, check_sequence};
 use tm_model::files::FileAdded;
 use tm_model::map::{ConceptMap, ExtractedConcept, TeachOutcome};
 use tm_model::subject::Subject;
@@ -487,7 +489,41 @@ pub fn apply(
     let mut new_episodes: Vec<(i64, String)> = Vec::new();
     let mut new_versions: Vec<i64> = Vec::new();
     let total = events.len();
+    let reason = match source {
+        Some(s) => format!("import {}", s.name),
+        None => "events".to_string(),
+    };
+    // The nights an export recorded run where they ran, in this transaction.
+    let nights: &[Night] = match target {
+        Target::Line(line) => &line.nights,
+        Target::Subject(_) => &[],
+    };
+    if let Some(n) = nights.iter().find(|n| n.after > total) {
+        return Err(Error::Invalid(format!(
+            "the subject line's \"nights\" has a night after {} events; the history has {total}",
+            n.after
+        )));
+    }
+    let mut next_night = 0;
+    let mut run_nights = |tx: &mut dyn Tx,
+                          done: usize,
+                          map: &ConceptMap,
+                          map_changed: &mut bool|
+     -> Result<()> {
+        while let Some(n) = nights.get(next_night).filter(|n| n.after == done) {
+            // The night reads the map as the events so far left it.
+            if *map_changed {
+                let at = events[..done].last().map_or(n.at, |e| e.at);
+                tx.save_map(&subject, at, &reason, map)?;
+                *map_changed = false;
+            }
+            crate::nightly::night_for(tx, &subject, n.at, crate::nightly::DEFAULT_BATCH, n.salt)?;
+            next_night += 1;
+        }
+        Ok(())
+    };
     for (i, event) in events.iter().enumerate() {
+        run_nights(tx, i, &map, &mut map_changed)?;
         let key = prepared.keys[i];
         if let Some((id, seq)) = tx.episode_by_import_key(&subject, &key)? {
             out.push(RecordedEpisode {
@@ -524,6 +560,7 @@ pub fn apply(
             progress("recording", i + 1, total);
         }
     }
+    run_nights(tx, total, &map, &mut map_changed)?;
     // Vectors: of the new episodes, and of the new versions' passages.
     let mut passages: Vec<(i64, String)> = Vec::new();
     for v in &new_versions {
@@ -564,10 +601,6 @@ pub fn apply(
 
     let last_at = events.last().map(|e| e.at);
     if map_changed && let Some(at) = last_at {
-        let reason = match source {
-            Some(s) => format!("import {}", s.name),
-            None => "events".to_string(),
-        };
         tx.save_map(&subject, at, &reason, &map)?;
     }
     let appended = new_episodes.len();
@@ -656,7 +689,7 @@ fn apply_one(
             data.insert("removed".into(), true.into());
             evidence.push(Evidence {
                 file: name.clone(),
-                version: v.id,
+                version: VersionRef::Number(v.version),
                 page: None,
                 sha256: v.sha256.clone(),
             });
@@ -696,7 +729,7 @@ fn apply_one(
             data.insert("pages".into(), v.pages.into());
             evidence.push(Evidence {
                 file: name.clone(),
-                version: v.id,
+                version: VersionRef::Number(v.version),
                 page: None,
                 sha256: v.sha256.clone(),
             });
@@ -742,7 +775,7 @@ fn apply_one(
                 }
                 evidence.push(Evidence {
                     file: cite.file.clone(),
-                    version: v.id,
+                    version: VersionRef::Number(v.version),
                     page: cite.page,
                     sha256: v.sha256,
                 });
@@ -816,7 +849,7 @@ fn apply_one(
         data,
         external_id: event.id.clone(),
         import_key: Some(import_key),
-        salt: None,
+        salt: event.salt,
     };
     let appended = tx.append(subject, &episode)?;
     if let Some((routing, verdict, current)) = pending_check {

@@ -6,7 +6,7 @@
 use chrono::{DateTime, Utc};
 use std::sync::Arc;
 use tm_brain::block::BlockRequest;
-use tm_brain::{Brain, EraseScope};
+use tm_brain::{Brain, Scope};
 use tm_model::episodes::ChainState;
 
 /// In every text a learner can leave.
@@ -93,7 +93,7 @@ fn erasing_a_learner_forgets_every_text_and_keeps_the_chain_verifiable() {
 
     let erased = brain
         .erase(
-            &EraseScope::Learner("ana".into()),
+            &Scope::Learner("ana".into()),
             "ticket 4711",
             at("2026-03-09T12:00:00Z"),
         )

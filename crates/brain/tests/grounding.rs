@@ -100,7 +100,10 @@ fn an_answer_keeps_its_memories_and_its_claims_are_traced_to_them_and_to_file_li
         .unwrap();
     assert_eq!(episode.text, ANSWER);
     assert_eq!(episode.evidence.len(), 1);
-    assert_eq!(episode.evidence[0].version, cells.id);
+    assert_eq!(
+        episode.evidence[0].version,
+        tm_model::episodes::VersionRef::Number(cells.version)
+    );
 }
 
 #[test]

@@ -119,15 +119,15 @@ pub struct EraseArgs {
 
 /// Erases what the scope covers, compacts the store, and says what it did.
 pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
-    use tm_brain::EraseScope;
+    use tm_brain::Scope;
     let at = match &a.at {
         Some(t) => crate::parse_instant(t)?,
         None => chrono::Utc::now(),
     };
     let scope = match (&a.subject, &a.learner, &a.tenant) {
-        (Some(s), _, _) => EraseScope::Subject(brain.subject(s)?),
-        (_, Some(l), _) => EraseScope::Learner(l.clone()),
-        (_, _, Some(t)) => EraseScope::Tenant {
+        (Some(s), _, _) => Scope::Subject(brain.subject(s)?),
+        (_, Some(l), _) => Scope::Learner(l.clone()),
+        (_, _, Some(t)) => Scope::Tenant {
             tenant_id: brain
                 .tenant_id(t)?
                 .with_context(|| format!("no tenant named {t:?}"))?,

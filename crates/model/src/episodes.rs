@@ -167,11 +167,28 @@ pub fn salience(kind: Kind, verdict: Option<Verdict>) -> f64 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Evidence {
     pub file: String,
-    /// The store's id of the file version that was current at that moment.
-    pub version: i64,
+    /// Which version of the file was current at that moment.
+    #[serde(flatten)]
+    pub version: VersionRef,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<u32>,
     pub sha256: String,
+}
+
+/// How an episode's evidence names a file version. Episodes written now say
+/// its number among the file's versions (`"number": 2`), which means the
+/// same in every store, so an exported history re-imported elsewhere gives
+/// the same stored text and the same chain hash. Episodes written before
+/// say the store's row id (`"version": 57`); they keep it, since their
+/// stored text is what their hash covers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum VersionRef {
+    /// 1, 2, … among the versions of the file's name in the subject.
+    #[serde(rename = "number")]
+    Number(i64),
+    /// The store's id of the version (episodes written before numbers).
+    #[serde(rename = "version")]
+    Id(i64),
 }
 
 /// An episode to append. Its seq, link and hash are the store's to assign.
@@ -217,6 +234,10 @@ pub struct Episode {
     /// digest stay; summary, text, concepts, evidence and data are empty).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub erased: bool,
+    /// Its encoding-v2 salt (`None` for a v1 or erased row). Never shown:
+    /// only an export carries it, so a re-import seals the same digest.
+    #[serde(skip)]
+    pub salt: Option<[u8; SALT_BYTES]>,
 }
 
 /// An erasure asked for: what it covers, and the caller's reference.

@@ -11,7 +11,7 @@
 //! An event built in code hashes its own canonical JSON, written exactly as
 //! the history format spells it.
 
-use crate::episodes::Verdict;
+use crate::episodes::{SALT_BYTES, Verdict};
 use crate::subject::{SubjectKey, parse_tz};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
@@ -33,6 +33,11 @@ pub struct Event {
     pub id: Option<String>,
     pub at: DateTime<Utc>,
     pub body: EventBody,
+    /// The encoding-v2 salt its episode is sealed with: an extension of
+    /// FORMATS v1 (`"salt"`, 32 hex digits) that an export writes, so the
+    /// re-imported episode has the same digest and chain hash. `None`: the
+    /// store draws a fresh one.
+    pub salt: Option<[u8; SALT_BYTES]>,
     /// The JSON the event arrived as, when it arrived as JSON.
     received: Option<Value>,
 }
@@ -96,6 +101,30 @@ pub struct SubjectLine {
     pub language: Option<String>,
     /// The learner's time zone, an optional extension of FORMATS v1.
     pub timezone: Option<Tz>,
+    /// The nights the subject's nightly loop ran, where they fall among the
+    /// history's events: an optional extension an export writes, so that a
+    /// re-import runs them at the same places and derives the same
+    /// consolidations and belief decay. Empty for a plain history.
+    pub nights: Vec<Night>,
+}
+
+/// One run of the nightly loop, as an export records it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Night {
+    /// The run's instant T (it covered the 24 hours before).
+    pub at: DateTime<Utc>,
+    /// How many of the history's events were recorded before it ran.
+    pub after: usize,
+    /// The salt of the consolidation episode it wrote, if it wrote one.
+    pub salt: Option<[u8; SALT_BYTES]>,
+}
+
+#[derive(Deserialize)]
+struct NightWire {
+    at: String,
+    after: usize,
+    #[serde(default)]
+    salt: Option<Value>,
 }
 
 /// Why an event (or a subject line) was refused: a message for the person
@@ -120,6 +149,8 @@ enum Wire {
         language: Option<String>,
         #[serde(default)]
         timezone: Option<String>,
+        #[serde(default)]
+        nights: Vec<NightWire>,
     },
     File {
         at: String,
@@ -194,6 +225,7 @@ impl SubjectLine {
             title,
             language,
             timezone,
+            nights,
         } = wire(value)?
         else {
             return Err(bad("the first line must be {\"type\":\"subject\", …}"));
@@ -212,11 +244,31 @@ impl SubjectLine {
                 ))
             })?),
         };
+        let mut read: Vec<Night> = Vec::with_capacity(nights.len());
+        for n in nights {
+            let night = Night {
+                at: parse_at(&n.at).map_err(|e| bad(format!("\"nights\": {e}")))?,
+                after: n.after,
+                salt: match &n.salt {
+                    None | Some(Value::Null) => None,
+                    Some(v) => Some(parse_salt(v)?),
+                },
+            };
+            if let Some(last) = read.last()
+                && (night.after, night.at) < (last.after, last.at)
+            {
+                return Err(bad(
+                    "\"nights\" must be in order: each runs after no fewer events and no earlier than the one before",
+                ));
+            }
+            read.push(night);
+        }
         Ok(SubjectLine {
             key,
             title: title.unwrap_or_default(),
             language,
             timezone,
+            nights: read,
         })
     }
 
@@ -235,6 +287,20 @@ impl SubjectLine {
         if let Some(tz) = &self.timezone {
             o.insert("timezone".into(), tz.name().into());
         }
+        if !self.nights.is_empty() {
+            let nights: Vec<Value> = self
+                .nights
+                .iter()
+                .map(|n| {
+                    let mut v = json!({"at": n.at.to_rfc3339(), "after": n.after});
+                    if let Some(salt) = &n.salt {
+                        v["salt"] = hex::encode(salt).into();
+                    }
+                    v
+                })
+                .collect();
+            o.insert("nights".into(), nights.into());
+        }
         Value::Object(o)
     }
 }
@@ -246,6 +312,7 @@ impl Event {
             id: None,
             at,
             body,
+            salt: None,
             received: None,
         }
     }
@@ -253,6 +320,13 @@ impl Event {
     /// The same event with an external id.
     pub fn with_id(mut self, id: Option<String>) -> Event {
         self.id = id;
+        self.received = None;
+        self
+    }
+
+    /// The same event sealed with `salt` (a re-import of an export).
+    pub fn with_salt(mut self, salt: Option<[u8; SALT_BYTES]>) -> Event {
+        self.salt = salt;
         self.received = None;
         self
     }
@@ -326,10 +400,15 @@ impl Event {
                 },
             ),
         };
+        let salt = match value.get("salt") {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(parse_salt(v)?),
+        };
         let event = Event {
             id,
             at: parse_at(&at)?,
             body,
+            salt,
             received: Some(value),
         };
         event.validate()?;
@@ -434,6 +513,9 @@ impl Event {
         if let Some(id) = &self.id {
             v["id"] = id.clone().into();
         }
+        if let Some(salt) = &self.salt {
+            v["salt"] = hex::encode(salt).into();
+        }
         v
     }
 
@@ -470,6 +552,20 @@ pub fn check_sequence(events: &[Event]) -> Result<(), (usize, EventError)> {
         }
     }
     Ok(())
+}
+
+/// Reads an event's `"salt"`: 32 hexadecimal digits, the 16 bytes an export
+/// wrote.
+pub fn parse_salt(v: &Value) -> Result<[u8; SALT_BYTES], EventError> {
+    let refuse = || {
+        bad(format!(
+            "\"salt\" is {} hexadecimal digits (the salt an export wrote)",
+            SALT_BYTES * 2
+        ))
+    };
+    let text = v.as_str().ok_or_else(refuse)?;
+    let bytes = hex::decode(text).map_err(|_| refuse())?;
+    bytes.as_slice().try_into().map_err(|_| refuse())
 }
 
 /// Parses an RFC 3339 instant in the accepted range ([`crate::instant`]).

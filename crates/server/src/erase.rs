@@ -8,7 +8,7 @@ use crate::state::AppState;
 use axum::extract::{Path, Query, State};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
-use tm_brain::{EraseScope, Erased};
+use tm_brain::{Erased, Scope};
 use utoipa::IntoParams;
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -48,7 +48,7 @@ pub async fn erase_subject(
     let erased = state
         .blocking(move |brain| {
             let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
-            Ok(brain.erase(&EraseScope::Subject(s), &q.reference, at)?)
+            Ok(brain.erase(&Scope::Subject(s), &q.reference, at)?)
         })
         .await?;
     json(&erased)
@@ -69,7 +69,7 @@ pub async fn erase_learner(
     let at = q.at.unwrap_or_else(Utc::now);
     let erased = state
         .blocking(move |brain| {
-            let scope = EraseScope::TenantLearner {
+            let scope = Scope::TenantLearner {
                 tenant_id: tenant.id,
                 learner: learner.clone(),
             };
@@ -106,7 +106,7 @@ pub async fn erase_tenant(
     let at = q.at.unwrap_or_else(Utc::now);
     let erased = state
         .blocking(move |brain| {
-            let scope = EraseScope::Tenant {
+            let scope = Scope::Tenant {
                 tenant_id: tenant.id,
                 name: tenant.name.clone(),
             };

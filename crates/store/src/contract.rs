@@ -19,7 +19,7 @@
 use crate::{Engine, Error, Store, StoreExt, Tx, checkpoint, verify};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use tm_model::beliefs::{BeliefRow, Claim};
-use tm_model::episodes::{ChainState, Evidence, Kind, NewEpisode, salience};
+use tm_model::episodes::{ChainState, Evidence, Kind, NewEpisode, VersionRef, salience};
 use tm_model::files::FileAdded;
 use tm_model::map::{ConceptMap, ExtractedConcept};
 use tm_model::nightly::working_set::{self, Stamp};
@@ -122,7 +122,7 @@ pub fn appends_form_one_verified_chain(engine: &dyn Engine) {
     let mut e = episode(1, "Why does the membrane let water through?");
     e.evidence = vec![Evidence {
         file: "cells.md".into(),
-        version: 7,
+        version: VersionRef::Id(7),
         page: Some(2),
         sha256: "ab".repeat(32),
     }];

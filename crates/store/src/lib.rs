@@ -315,6 +315,8 @@ pub trait Reader {
     fn current_version(&self, s: &Subject, name: &str) -> Result<Option<FileVersion>>;
     /// The text of each page of a file version, in page order.
     fn pages(&self, version_id: i64) -> Result<Vec<String>>;
+    /// The bytes of one of the subject's file versions (`None`: not its).
+    fn version_bytes(&self, s: &Subject, version_id: i64) -> Result<Option<Vec<u8>>>;
 
     // ------------------------------------------------------------ passages
     /// Full-text hits among the passages of the subject's current files.
@@ -352,6 +354,8 @@ pub trait Reader {
     // ------------------------------------------------------------ the night
     /// Whether the night of `day` already ran for the subject.
     fn nightly_ran(&self, s: &Subject, day: &str) -> Result<bool>;
+    /// The instant of every night that ran for the subject, oldest first.
+    fn nightly_runs(&self, s: &Subject) -> Result<Vec<DateTime<Utc>>>;
     /// (chain head seq, newest map snapshot id, 0 when none).
     fn subject_stamp(&self, s: &Subject) -> Result<(i64, i64)>;
     /// The subject's working set, if a night built a readable one (a cache:

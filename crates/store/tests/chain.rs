@@ -5,7 +5,7 @@
 use chrono::{Duration, TimeZone, Utc};
 use proptest::prelude::*;
 use rusqlite::params;
-use tm_model::episodes::{Break, ChainState, Evidence, Kind, NewEpisode, salience};
+use tm_model::episodes::{Break, ChainState, Evidence, Kind, NewEpisode, VersionRef, salience};
 use tm_model::subject::{Subject, SubjectKey};
 use tm_store::sqlite::SqliteStore;
 use tm_store::{Reader, StoreExt, checkpoint, verify};
@@ -31,7 +31,7 @@ fn episode(i: usize) -> NewEpisode {
         evidence: if i.is_multiple_of(5) {
             vec![Evidence {
                 file: "cells.md".into(),
-                version: 1,
+                version: VersionRef::Id(1),
                 page: Some(2),
                 sha256: "ab".repeat(32),
             }]

@@ -6,7 +6,7 @@
 use super::{machine, peak_mib, reset_peak};
 use anyhow::{Context, Result};
 use std::time::Instant;
-use tm_brain::EraseScope;
+use tm_brain::Scope;
 
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
@@ -54,7 +54,7 @@ pub fn run(o: &Options) -> Result<()> {
     reset_peak();
     let t = Instant::now();
     let erased = brain
-        .erase(&EraseScope::Subject(subject.clone()), "bench", at)
+        .erase(&Scope::Subject(subject.clone()), "bench", at)
         .context("erasing")?;
     let total = t.elapsed().as_secs_f64();
     println!(

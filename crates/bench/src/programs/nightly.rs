@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Instant;
 use tm_brain::nightly::NightlyOptions;
 use tm_model::beliefs::{BeliefRow, Claim};
-use tm_model::episodes::{Evidence, Kind, NewEpisode, Verdict, salience};
+use tm_model::episodes::{Evidence, Kind, NewEpisode, Verdict, VersionRef, salience};
 use tm_model::subject::SubjectKey;
 use tm_store::StoreExt;
 
@@ -89,7 +89,7 @@ pub fn run(o: &Options) -> Result<()> {
                             None,
                             vec![Evidence {
                                 file: "notes.md".into(),
-                                version: v.id,
+                                version: VersionRef::Number(v.version),
                                 page: Some(1),
                                 sha256: v.sha256.clone(),
                             }],

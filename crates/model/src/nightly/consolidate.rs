@@ -20,7 +20,9 @@ pub const HEADLINE_CHARS: usize = 120;
 /// What the rules need from one episode of the day.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DayEpisode {
-    pub id: i64,
+    /// Its position in the subject's chain (the same in every store holding
+    /// the chain, unlike a row id).
+    pub seq: u64,
     pub kind: Kind,
     pub at: DateTime<Utc>,
     pub salience: f64,
@@ -42,7 +44,7 @@ pub struct Tally {
 /// One of the day's most salient episodes.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Headline {
-    pub id: i64,
+    pub seq: u64,
     pub at: DateTime<Utc>,
     pub kind: Kind,
     pub summary: String,
@@ -62,9 +64,9 @@ pub struct Consolidation {
     /// Concepts touched, most touched first (ties by name).
     pub topics: Vec<String>,
     pub headlines: Vec<Headline>,
-    /// First and last episode id consolidated.
-    pub first_id: i64,
-    pub last_id: i64,
+    /// First and last chain position consolidated.
+    pub first_seq: u64,
+    pub last_seq: u64,
 }
 
 /// The day's digest, or `None` for a quiet day. Consolidation episodes in
@@ -101,19 +103,19 @@ pub fn consolidate(
     let mut topics: Vec<(&str, usize)> = touched.into_iter().collect();
     topics.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
     let mut ranked = day.clone();
-    // Most salient first; among equals the earlier, then the lower id: stable
+    // Most salient first; among equals the earlier, then the lower seq: stable
     // across runs, so the same day always gives the same digest.
     ranked.sort_by(|a, b| {
         b.salience
             .total_cmp(&a.salience)
             .then(a.at.cmp(&b.at))
-            .then(a.id.cmp(&b.id))
+            .then(a.seq.cmp(&b.seq))
     });
     let headlines = ranked
         .iter()
         .take(HEADLINES)
         .map(|e| Headline {
-            id: e.id,
+            seq: e.seq,
             at: e.at,
             kind: e.kind,
             summary: one_line(&e.summary, HEADLINE_CHARS),
@@ -131,8 +133,8 @@ pub fn consolidate(
             .map(|(t, _)| t.to_string())
             .collect(),
         headlines,
-        first_id: day.iter().map(|e| e.id).min().unwrap_or_default(),
-        last_id: day.iter().map(|e| e.id).max().unwrap_or_default(),
+        first_seq: day.iter().map(|e| e.seq).min().unwrap_or_default(),
+        last_seq: day.iter().map(|e| e.seq).max().unwrap_or_default(),
     })
 }
 
@@ -214,11 +216,14 @@ impl Consolidation {
             json!({"right": self.checks.right, "wrong": self.checks.wrong, "partial": self.checks.partial}),
         );
         m.insert("topics".into(), json!(self.topics));
+        // Chain positions, never row ids: the stored text (and so the hash)
+        // is the same in every store holding the chain. Consolidations
+        // written before said row ids under "headlines" and "episodes".
         m.insert(
-            "headlines".into(),
-            json!(self.headlines.iter().map(|h| h.id).collect::<Vec<_>>()),
+            "headline_seqs".into(),
+            json!(self.headlines.iter().map(|h| h.seq).collect::<Vec<_>>()),
         );
-        m.insert("episodes".into(), json!([self.first_id, self.last_id]));
+        m.insert("seqs".into(), json!([self.first_seq, self.last_seq]));
         m
     }
 }

@@ -1,14 +1,14 @@
 use super::*;
-use crate::episodes::{Evidence, Kind, Verdict};
+use crate::episodes::{Evidence, Kind, Verdict, VersionRef};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 
 fn t(day: u32, hour: u32) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 3, day, hour, 0, 0).unwrap()
 }
 
-fn ep(id: i64, kind: Kind, at: DateTime<Utc>, salience: f64, summary: &str) -> DayEpisode {
+fn ep(seq: u64, kind: Kind, at: DateTime<Utc>, salience: f64, summary: &str) -> DayEpisode {
     DayEpisode {
-        id,
+        seq,
         kind,
         at,
         salience,
@@ -120,8 +120,8 @@ fn a_day_is_counted_tallied_and_headlined_without_its_consolidations() {
         }
     );
     assert_eq!(c.topics, vec!["Osmosis", "Diffusion"]);
-    let ids: Vec<i64> = c.headlines.iter().map(|h| h.id).collect();
-    assert_eq!(ids, vec![6, 3, 5, 4, 2]);
+    let seqs: Vec<u64> = c.headlines.iter().map(|h| h.seq).collect();
+    assert_eq!(seqs, vec![6, 3, 5, 4, 2]);
     assert_eq!(c.external_id(), "consolidation:2026-03-01");
     assert!(
         c.text().contains("Checks: 1 right, 1 wrong, 1 partial."),
@@ -144,7 +144,7 @@ fn v(id: i64, name: &str, version: i64, removed: bool) -> VersionFacts {
 fn cite(version: i64, file: &str) -> Evidence {
     Evidence {
         file: file.into(),
-        version,
+        version: VersionRef::Id(version),
         page: Some(1),
         sha256: format!("sha{version}"),
     }
@@ -187,6 +187,37 @@ fn citations_hold_change_or_are_unverifiable() {
     );
 }
 
+#[test]
+fn evidence_by_version_number_reads_like_evidence_by_id() {
+    let number = |n: i64, file: &str| Evidence {
+        version: VersionRef::Number(n),
+        ..cite(0, file)
+    };
+    // Ids from another store (40, 41) do not matter: the number does.
+    let replaced = [v(40, "notes.md", 1, false), v(41, "notes.md", 2, false)];
+    assert_eq!(
+        verify(&[number(1, "notes.md")], &replaced).label(),
+        "changed: replaced by notes.md v2"
+    );
+    let current = [v(40, "notes.md", 1, false), v(41, "notes.md", 2, false)];
+    let mut holds = number(2, "notes.md");
+    holds.sha256 = "sha41".into();
+    assert_eq!(verify(&[holds], &current), Citation::Holds);
+    // Number 1 of another file is not this file's version 1.
+    assert_eq!(
+        verify(&[number(1, "other.md")], &current).label(),
+        "changed: removed"
+    );
+    // The two shapes as stored: a number, or (written before) a row id.
+    let json = serde_json::to_string(&number(2, "notes.md")).unwrap();
+    assert!(
+        json.contains("\"number\":2") && !json.contains("\"version\""),
+        "{json}"
+    );
+    let old: Evidence =
+        serde_json::from_str(r#"{"file":"a.md","version":7,"sha256":"ab"}"#).unwrap();
+    assert_eq!(old.version, VersionRef::Id(7));
+}
 #[test]
 fn self_model_says_ranking_until_calibrated() {
     let few = calibrate(&[pred(0.5, 1.0)]);

@@ -433,6 +433,9 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn pages(&self, version_id: i64) -> Result<Vec<String>> {
         self.with(|c| q::pages(c, version_id))
     }
+    fn version_bytes(&self, s: &Subject, version_id: i64) -> Result<Option<Vec<u8>>> {
+        self.with(|c| q::version_bytes(c, s, version_id))
+    }
     fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
         self.with(|c| q::passage_hits(c, s, terms, limit))
     }
@@ -473,6 +476,9 @@ impl<C: GenericClient> Reader for Pg<C> {
     }
     fn nightly_ran(&self, s: &Subject, day: &str) -> Result<bool> {
         self.with(|c| q::nightly_ran(c, s, day))
+    }
+    fn nightly_runs(&self, s: &Subject) -> Result<Vec<DateTime<Utc>>> {
+        self.with(|c| q::nightly_runs(c, s))
     }
     fn subject_stamp(&self, s: &Subject) -> Result<(i64, i64)> {
         self.with(|c| q::subject_stamp(c, s))

@@ -189,7 +189,7 @@ pub(crate) fn lock_subject<C: GenericClient>(c: &mut Db<'_, C>, s: &Subject) -> 
 
 // ---------------------------------------------------------------- episodes
 
-const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by";
+const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by, salt";
 
 fn episode_row(r: &Row) -> Result<Episode> {
     let id: i64 = r.get(0);
@@ -216,6 +216,14 @@ fn episode_row(r: &Row) -> Result<Episode> {
             .try_into()
             .map_err(|_| bad("hash", &"not 32 bytes"))?,
         erased: r.get::<_, Option<i64>>(12).is_some(),
+        salt: match r.get::<_, Option<Vec<u8>>>(13) {
+            None => None,
+            Some(b) => Some(
+                b.as_slice()
+                    .try_into()
+                    .map_err(|_| bad("salt", &"not 16 bytes"))?,
+            ),
+        },
     })
 }
 
@@ -961,6 +969,32 @@ pub(crate) fn pages<C: GenericClient>(c: &mut Db<'_, C>, version_id: i64) -> Res
     .collect())
 }
 
+pub(crate) fn version_bytes<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    s: &Subject,
+    version_id: i64,
+) -> Result<Option<Vec<u8>>> {
+    Ok(c.query_opt(
+        "SELECT v.bytes FROM file_versions v JOIN files f ON f.id = v.file_id
+         WHERE v.id = $1 AND f.subject_id = $2",
+        &[&version_id, &s.id],
+    )?
+    .map(|r| r.get(0)))
+}
+
+pub(crate) fn nightly_runs<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    s: &Subject,
+) -> Result<Vec<DateTime<Utc>>> {
+    Ok(c.query(
+        "SELECT at FROM nightly_runs WHERE subject_id = $1 ORDER BY at, day",
+        &[&s.id],
+    )?
+    .iter()
+    .map(|r| from_ms(r.get(0)))
+    .collect())
+}
+
 /// Splits and indexes the pages of one file version into passages.
 pub(crate) fn index_version<C: GenericClient>(
     c: &mut Db<'_, C>,
@@ -1492,6 +1526,8 @@ pub(crate) fn citation_batch<C: GenericClient>(
     at: DateTime<Utc>,
     n: usize,
 ) -> Result<Vec<(Episode, Option<CitationCheck>)>> {
+    // The citation columns come after the episode's own.
+    let cols_n = EPISODE_COLUMNS.split(", ").count();
     let cols: String = EPISODE_COLUMNS
         .split(", ")
         .map(|c| format!("e.{c}"))
@@ -1509,11 +1545,11 @@ pub(crate) fn citation_batch<C: GenericClient>(
     .iter()
     .map(|r| {
         let e = episode_row(r)?;
-        let check = r.get::<_, Option<i64>>(13).map(|ms| CitationCheck {
+        let check = r.get::<_, Option<i64>>(cols_n).map(|ms| CitationCheck {
             episode_id: e.id,
             checked_at: from_ms(ms),
-            status: r.get(14),
-            label: r.get(15),
+            status: r.get(cols_n + 1),
+            label: r.get(cols_n + 2),
         });
         Ok((e, check))
     })

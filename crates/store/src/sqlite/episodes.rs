@@ -12,7 +12,7 @@ use tm_model::subject::{Subject, SubjectKey};
 
 const SUBJECT_COLUMNS: &str = "id, key, title, language, timezone";
 
-pub(crate) const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by";
+pub(crate) const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by, salt";
 
 pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subject>> {
     let key: String = r.get(1)?;
@@ -133,6 +133,14 @@ pub(crate) fn episode_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Epis
                 .try_into()
                 .map_err(|_| corrupt("hash", &"not 32 bytes"))?,
             erased: r.get::<_, Option<i64>>(12)?.is_some(),
+            salt: match r.get::<_, Option<Vec<u8>>>(13)? {
+                None => None,
+                Some(b) => Some(
+                    b.as_slice()
+                        .try_into()
+                        .map_err(|_| corrupt("salt", &"not 16 bytes"))?,
+                ),
+            },
         })
     };
     Ok(build())

@@ -4,7 +4,7 @@
 use super::{from_ms, passages, to_ms};
 use crate::{Error, Result};
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use sha2::{Digest, Sha256};
 use tm_model::files::{FileAdded, FileVersion};
 use tm_model::subject::Subject;
@@ -53,6 +53,20 @@ pub(crate) fn pages(c: &Connection, version_id: i64) -> Result<Vec<String>> {
         c.prepare_cached("SELECT text FROM file_pages WHERE version_id = ?1 ORDER BY page")?;
     let rows = stmt.query_map([version_id], |r| r.get::<_, String>(0))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+pub(crate) fn version_bytes(
+    c: &Connection,
+    s: &Subject,
+    version_id: i64,
+) -> Result<Option<Vec<u8>>> {
+    Ok(c.query_row(
+        "SELECT v.bytes FROM file_versions v JOIN files f ON f.id = v.file_id
+         WHERE v.id = ?1 AND f.subject_id = ?2",
+        [version_id, s.id],
+        |r| r.get(0),
+    )
+    .optional()?)
 }
 
 pub(crate) fn add(

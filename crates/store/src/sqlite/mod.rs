@@ -416,6 +416,9 @@ impl<T: Conn> Reader for T {
     fn pages(&self, version_id: i64) -> Result<Vec<String>> {
         files::pages(self.conn(), version_id)
     }
+    fn version_bytes(&self, s: &Subject, version_id: i64) -> Result<Option<Vec<u8>>> {
+        files::version_bytes(self.conn(), s, version_id)
+    }
     fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
         passages::hits(self.conn(), s, terms, limit)
     }
@@ -456,6 +459,9 @@ impl<T: Conn> Reader for T {
     }
     fn nightly_ran(&self, s: &Subject, day: &str) -> Result<bool> {
         nightly::ran(self.conn(), s, day)
+    }
+    fn nightly_runs(&self, s: &Subject) -> Result<Vec<DateTime<Utc>>> {
+        nightly::runs(self.conn(), s)
     }
     fn subject_stamp(&self, s: &Subject) -> Result<(i64, i64)> {
         nightly::stamp(self.conn(), s)

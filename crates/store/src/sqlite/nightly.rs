@@ -78,6 +78,15 @@ pub(crate) fn ran(c: &Connection, s: &Subject, day: &str) -> Result<bool> {
     )
 }
 
+pub(crate) fn runs(c: &Connection, s: &Subject) -> Result<Vec<DateTime<Utc>>> {
+    let mut stmt =
+        c.prepare_cached("SELECT at FROM nightly_runs WHERE subject_id = ?1 ORDER BY at, day")?;
+    let rows = stmt.query_map([s.id], |r| r.get::<_, i64>(0))?;
+    Ok(rows
+        .map(|r| r.map(from_ms))
+        .collect::<rusqlite::Result<_>>()?)
+}
+
 pub(crate) fn record(
     c: &Connection,
     s: &Subject,
@@ -144,6 +153,8 @@ pub(crate) fn citation_batch(
     at: DateTime<Utc>,
     n: usize,
 ) -> Result<Vec<(Episode, Option<CitationCheck>)>> {
+    // The citation columns come after the episode's own.
+    let cols_n = EPISODE_COLUMNS.split(", ").count();
     let cols: String = EPISODE_COLUMNS
         .split(", ")
         .map(|c| format!("e.{c}"))
@@ -159,14 +170,14 @@ pub(crate) fn citation_batch(
         params![s.id, to_ms(at), n.min(i64::MAX as usize) as i64],
         |r| {
             let e = episode_row(r)?;
-            let checked: Option<i64> = r.get(13)?;
+            let checked: Option<i64> = r.get(cols_n)?;
             let check = match checked {
                 None => None,
                 Some(ms) => Some(CitationCheck {
                     episode_id: r.get(0)?,
                     checked_at: from_ms(ms),
-                    status: r.get(14)?,
-                    label: r.get(15)?,
+                    status: r.get(cols_n + 1)?,
+                    label: r.get(cols_n + 2)?,
                 }),
             };
             Ok((e, check))
