@@ -97,15 +97,8 @@ pub fn verify(brain: &Brain, a: VerifyArgs) -> Result<ExitCode> {
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("scope").required(true).args(["subject", "learner", "tenant"])))]
 pub struct EraseArgs {
-    /// Erase one subject (`learner/subject`).
-    #[arg(long)]
-    subject: Option<String>,
-    /// Erase every subject of this learner.
-    #[arg(long)]
-    learner: Option<String>,
-    /// Erase every learner of this tenant.
-    #[arg(long)]
-    tenant: Option<String>,
+    #[command(flatten)]
+    scope: ScopeArgs,
     /// Your reference for the request ("ticket 4711"), kept in the erasure
     /// record. Never the learner's own words.
     #[arg(long, default_value = "")]
@@ -117,24 +110,50 @@ pub struct EraseArgs {
     json: bool,
 }
 
-/// Erases what the scope covers, compacts the store, and says what it did.
-pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
-    use tm_brain::Scope;
-    let at = match &a.at {
+/// Whose data: one subject, a learner, or a whole tenant.
+#[derive(clap::Args)]
+pub struct ScopeArgs {
+    /// One subject (`learner/subject`).
+    #[arg(long)]
+    subject: Option<String>,
+    /// Every subject of this learner.
+    #[arg(long)]
+    learner: Option<String>,
+    /// Every learner of this tenant.
+    #[arg(long)]
+    tenant: Option<String>,
+}
+
+impl ScopeArgs {
+    fn scope(&self, brain: &Brain, what: &str) -> Result<tm_brain::Scope> {
+        use tm_brain::Scope;
+        Ok(match (&self.subject, &self.learner, &self.tenant) {
+            (Some(s), None, None) => Scope::Subject(brain.subject(s)?),
+            (None, Some(l), None) => Scope::Learner(l.clone()),
+            (None, None, Some(t)) => Scope::Tenant {
+                tenant_id: brain
+                    .tenant_id(t)?
+                    .with_context(|| format!("no tenant named {t:?}"))?,
+                name: t.clone(),
+            },
+            (None, None, None) => bail!("name what to {what}: --subject, --learner or --tenant"),
+            _ => bail!("name one of --subject, --learner or --tenant to {what}, not several"),
+        })
+    }
+}
+
+/// The instant `--at` names, else now.
+fn at_or_now(at: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
+    Ok(match at {
         Some(t) => crate::parse_instant(t)?,
         None => chrono::Utc::now(),
-    };
-    let scope = match (&a.subject, &a.learner, &a.tenant) {
-        (Some(s), _, _) => Scope::Subject(brain.subject(s)?),
-        (_, Some(l), _) => Scope::Learner(l.clone()),
-        (_, _, Some(t)) => Scope::Tenant {
-            tenant_id: brain
-                .tenant_id(t)?
-                .with_context(|| format!("no tenant named {t:?}"))?,
-            name: t.clone(),
-        },
-        _ => bail!("name what to erase: --subject, --learner or --tenant"),
-    };
+    })
+}
+
+/// Erases what the scope covers, compacts the store, and says what it did.
+pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
+    let at = at_or_now(&a.at)?;
+    let scope = a.scope.scope(brain, "erase")?;
     let erased = brain.erase(&scope, &a.reference, at)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&erased)?);
@@ -149,6 +168,76 @@ pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
             erased.erasure.reference
         );
         println!("compacted: {}", erased.compaction);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    #[command(flatten)]
+    scope: ScopeArgs,
+    /// The folder to write (created; refused when it exists and is not empty).
+    #[arg(long)]
+    out: PathBuf,
+    /// The export's instant, written in its manifest (RFC 3339; default: now).
+    #[arg(long)]
+    at: Option<String>,
+    /// Print the manifest as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Writes what the scope covers as FORMATS v1 histories with their files, a
+/// manifest, and each subject's beliefs and map; `import` of the folder
+/// reads it back.
+pub fn export(brain: &Brain, a: ExportArgs) -> Result<ExitCode> {
+    let at = at_or_now(&a.at)?;
+    let scope = a.scope.scope(brain, "export")?;
+    if a.out.exists()
+        && std::fs::read_dir(&a.out)
+            .with_context(|| format!("reading {}", a.out.display()))?
+            .next()
+            .is_some()
+    {
+        bail!(
+            "{} exists and is not empty: export into a new folder",
+            a.out.display()
+        );
+    }
+    let export = brain.export(&scope, at)?;
+    for (path, bytes) in &export.files {
+        let full = a.out.join(path);
+        if let Some(dir) = full.parent() {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
+        std::fs::write(&full, bytes).with_context(|| format!("writing {}", full.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&export.manifest)?);
+    } else {
+        for s in &export.manifest.subjects {
+            println!(
+                "{}: {} events, {} nights, {} erased, head {} at seq {}{} ({})",
+                s.subject,
+                s.events,
+                s.nights,
+                s.erased,
+                &s.head_hash[..16],
+                s.head_seq,
+                if s.same_head_on_import {
+                    "; importing it gives the same head"
+                } else {
+                    "; a re-import gets another head (erased or store-local episodes)"
+                },
+                s.histories.join(", ")
+            );
+        }
+        println!(
+            "wrote {} files to {}; `tutor-memory import {}` reads it back",
+            export.files.len(),
+            a.out.display(),
+            a.out.display()
+        );
     }
     Ok(ExitCode::SUCCESS)
 }

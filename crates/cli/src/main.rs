@@ -97,6 +97,10 @@ enum Command {
     /// a whole tenant): every text and what derives from it; the chain's
     /// skeleton and an erasure record stay, and the store is compacted.
     Erase(chain::EraseArgs),
+    /// Write a learner's data (one subject, a learner, a tenant) as FORMATS v1
+    /// histories with their files, a manifest, beliefs and map; `import DIR`
+    /// reads it back (the same head hashes for a chain in encoding 2).
+    Export(chain::ExportArgs),
     /// Rewrite the store so no byte of erased text remains on disk (what
     /// `erase` does after it commits; run it when that could not finish).
     Compact,
@@ -153,6 +157,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Verify(a) => chain::verify(&brain(g)?, a),
         Command::Checkpoint(a) => chain::checkpoint(&brain(g)?, a),
         Command::Erase(a) => chain::erase(&brain(g)?, a),
+        Command::Export(a) => chain::export(&brain(g)?, a),
         Command::Compact => {
             println!("compacted: {}", brain(g)?.compact()?);
             Ok(ExitCode::SUCCESS)

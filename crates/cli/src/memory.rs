@@ -13,7 +13,8 @@ use tm_model::passages::Passage;
 
 #[derive(clap::Args)]
 pub struct ImportArgs {
-    /// History files (`*.jsonl`).
+    /// History files (`*.jsonl`), or folders an `export` wrote (their
+    /// manifest's histories, in its order).
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print the reports as JSON.
@@ -27,7 +28,15 @@ pub struct ImportArgs {
 
 /// Imports each file, with a progress bar, and says what it did.
 pub fn import(brain: &Brain, a: ImportArgs) -> Result<ExitCode> {
-    for file in a.files {
+    let mut files = Vec::new();
+    for f in a.files {
+        if f.is_dir() {
+            files.extend(exported_histories(&f)?);
+        } else {
+            files.push(f);
+        }
+    }
+    for file in files {
         let progress = bar("{msg} [{bar:40}] {pos}/{len}");
         let report = brain.import_file_with(&file, a.allow_outside, &mut |stage, done, total| {
             progress.set_message(format!("{} ({stage})", file.display()));
@@ -356,4 +365,45 @@ pub fn reembed(brain: &Brain, a: ReembedArgs) -> Result<ExitCode> {
         );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The histories an export's folder holds, in the order its manifest lists
+/// them.
+fn exported_histories(dir: &std::path::Path) -> Result<Vec<PathBuf>> {
+    let path = dir.join(tm_brain::export::MANIFEST);
+    let text = std::fs::read_to_string(&path).with_context(|| {
+        format!(
+            "{} is a folder without {}: name its history files",
+            dir.display(),
+            tm_brain::export::MANIFEST
+        )
+    })?;
+    let manifest: serde_json::Value =
+        serde_json::from_str(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let listed = manifest["subjects"]
+        .as_array()
+        .with_context(|| format!("{} lists no subjects", path.display()))?;
+    let mut out = Vec::new();
+    for s in listed {
+        let histories = s["histories"]
+            .as_array()
+            .with_context(|| format!("{}: a subject without histories", path.display()))?;
+        for h in histories {
+            let h = h
+                .as_str()
+                .with_context(|| format!("{}: a history is not a path", path.display()))?;
+            let rel = std::path::Path::new(h);
+            if !rel
+                .components()
+                .all(|c| matches!(c, std::path::Component::Normal(_)))
+            {
+                anyhow::bail!(
+                    "{}: the history {h:?} is not a path inside the export's folder",
+                    path.display()
+                );
+            }
+            out.push(dir.join(rel));
+        }
+    }
+    Ok(out)
 }

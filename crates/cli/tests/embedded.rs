@@ -81,3 +81,71 @@ fn teach_and_answer_from_the_command_line_leave_no_episode_without_a_vector() {
         "the taught episode is in the full-text index"
     );
 }
+
+#[test]
+fn an_export_folder_imports_into_a_new_store_with_the_same_heads() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("a.db");
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/cell-biology/history.jsonl"
+    );
+    cli(&db, &["import", sample]);
+    cli(&db, &["nightly", "--at", "2026-10-02T03:00:00Z"]);
+    cli(
+        &db,
+        &[
+            "teach",
+            "--subject",
+            "ana/cell-biology",
+            "--at",
+            "2026-11-20T10:00:00Z",
+            "Remember that ATP is the cell's energy currency",
+        ],
+    );
+    let out = dir.path().join("export");
+    let said = cli(
+        &db,
+        &[
+            "export",
+            "--learner",
+            "ana",
+            "--out",
+            out.to_str().unwrap(),
+            "--at",
+            "2026-11-21T00:00:00Z",
+        ],
+    );
+    assert!(said.contains("importing it gives the same head"), "{said}");
+    assert!(out.join("manifest.json").is_file());
+    assert!(out.join("ana/cell-biology/history.jsonl").is_file());
+    assert!(out.join("ana/cell-biology/beliefs.json").is_file());
+
+    // A second export into the same folder is refused: nothing is mixed.
+    let again = Command::new(env!("CARGO_BIN_EXE_tutor-memory"))
+        .env("TUTOR_MEMORY_EMBEDDER", "hash")
+        .arg("--db")
+        .arg(&db)
+        .args(["export", "--learner", "ana", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("not empty"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+
+    let copy = dir.path().join("b.db");
+    cli(&copy, &["import", out.to_str().unwrap()]);
+    let head = |db: &std::path::Path| {
+        let v: serde_json::Value =
+            serde_json::from_str(&cli(db, &["checkpoint", "--subject", "ana/cell-biology"]))
+                .unwrap();
+        (v["seq"].clone(), v["head_hash"].clone())
+    };
+    assert_eq!(head(&db), head(&copy));
+    let verified = cli(&copy, &["verify"]);
+    assert!(verified.contains("intact"), "{verified}");
+}

@@ -73,18 +73,25 @@ pub async fn erase_learner(
                 tenant_id: tenant.id,
                 learner: learner.clone(),
             };
-            brain.erase(&scope, &q.reference, at).map_err(|e| match e {
-                // Another tenant's learner is exactly a missing one.
-                tm_brain::Error::NotFound(_) => ApiError::new(
-                    axum::http::StatusCode::NOT_FOUND,
-                    "unknown_learner",
-                    format!("no learner {learner}"),
-                ),
-                other => other.into(),
-            })
+            brain
+                .erase(&scope, &q.reference, at)
+                .map_err(|e| unknown_learner(e, &learner))
         })
         .await?;
     json(&erased)
+}
+
+/// A learner with no subject of the tenant: another tenant's learner is
+/// exactly a missing one.
+pub(crate) fn unknown_learner(e: tm_brain::Error, learner: &str) -> ApiError {
+    match e {
+        tm_brain::Error::NotFound(_) => ApiError::new(
+            axum::http::StatusCode::NOT_FOUND,
+            "unknown_learner",
+            format!("no learner {learner}"),
+        ),
+        other => other.into(),
+    }
 }
 
 /// Erase every learner of the calling tenant (`confirm` must be its name).

@@ -12,6 +12,7 @@ pub mod api;
 pub mod auth;
 pub mod erase;
 pub mod error;
+pub mod export;
 pub mod grounding;
 pub mod metrics;
 pub mod state;
@@ -94,6 +95,8 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::get_subject, erase::erase_subject))
         .routes(routes!(erase::erase_learner))
         .routes(routes!(erase::erase_tenant))
+        .routes(routes!(export::export_subject))
+        .routes(routes!(export::export_learner))
         .routes(routes!(api::post_events))
         .routes(routes!(api::teach))
         .routes(routes!(api::block))

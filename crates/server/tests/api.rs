@@ -1297,3 +1297,116 @@ async fn erasure_routes_are_tenant_scoped_and_leave_a_verifiable_chain() {
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["erasure"]["scope"], "tenant");
 }
+
+/// An export is tenant-scoped like an erasure: another tenant's learner or
+/// subject is a missing one; the archive holds the learner's histories with
+/// their files, and nothing of another learner.
+#[tokio::test]
+async fn export_routes_are_tenant_scoped_and_hold_the_learners_histories() {
+    let h = harness();
+    h.sample().await;
+    let (s, v) = h
+        .call("POST", "/v1/subjects", &h.b,
+            Some(json!({"learner":"ben","subject":"maths","title":"Maths","at":"2026-03-01T08:00:00Z"})))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    let (s, v) = h
+        .call(
+            "POST",
+            "/v1/subjects/ben/maths/events",
+            &h.b,
+            Some(json!([
+                {"type":"learner","at":"2026-07-12T09:10:00Z","text":"What is a prime number?"}
+            ])),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+
+    let get = |uri: String, key: String| {
+        let app = h.app.clone();
+        async move {
+            let req = Request::builder()
+                .uri(uri)
+                .header(header::AUTHORIZATION, format!("Bearer {key}"))
+                .body(Body::empty())
+                .unwrap();
+            let res = app.oneshot(req).await.unwrap();
+            let status = res.status();
+            let kind = res
+                .headers()
+                .get(header::CONTENT_TYPE)
+                .map(|v| v.to_str().unwrap().to_string())
+                .unwrap_or_default();
+            let bytes = res.into_body().collect().await.unwrap().to_bytes().to_vec();
+            (status, kind, bytes)
+        }
+    };
+    // Another tenant's learner and subject: exactly missing ones.
+    for uri in ["/v1/learners/ana/export", "/v1/subjects/ana/cells/export"] {
+        let (s, _, body) = get(uri.into(), h.b.clone()).await;
+        assert_eq!(s, StatusCode::NOT_FOUND, "{uri}");
+        // Nothing but the error shape: no byte of the learner's data.
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        assert!(v["error"]["code"].is_string(), "{v}");
+        assert!(!v.to_string().contains("membrane"), "{v}");
+    }
+    let (s, _, theirs) = get("/v1/learners/ana/export".into(), h.b.clone()).await;
+    let (s2, _, missing) = get("/v1/learners/nobody/export".into(), h.a.clone()).await;
+    assert_eq!((s, s2), (StatusCode::NOT_FOUND, StatusCode::NOT_FOUND));
+    let code = |b: &[u8]| serde_json::from_slice::<Value>(b).unwrap()["error"]["code"].clone();
+    assert_eq!(code(&theirs), code(&missing));
+    let (s, _, body) = get("/v1/learners/ana/export?at=tomorrow".into(), h.a.clone()).await;
+    assert_eq!(
+        s,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        String::from_utf8_lossy(&body)
+    );
+
+    let (s, kind, body) = get(
+        "/v1/learners/ana/export?at=2026-11-30T12:00:00Z".into(),
+        h.a.clone(),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{}", String::from_utf8_lossy(&body));
+    assert_eq!(kind, "application/zip");
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(body)).unwrap();
+    let read = |zip: &mut zip::ZipArchive<std::io::Cursor<Vec<u8>>>, name: &str| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut zip.by_name(name).unwrap(), &mut text).unwrap();
+        text
+    };
+    let manifest: Value = serde_json::from_str(&read(&mut zip, "manifest.json")).unwrap();
+    assert_eq!(manifest["scope"], "learner");
+    assert_eq!(manifest["subjects"][0]["subject"], "ana/cells");
+    assert_eq!(manifest["subjects"][0]["events"], 6);
+    assert_eq!(manifest["subjects"][0]["same_head_on_import"], true);
+    let history = read(&mut zip, "ana/cells/history.jsonl");
+    let first: Value = serde_json::from_str(history.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (&first["type"], &first["learner"]),
+        (&json!("subject"), &json!("ana"))
+    );
+    assert_eq!(history.lines().count(), 7, "{history}");
+    assert!(history.contains("What does the cell membrane do?"));
+    let names: Vec<String> = (0..zip.len())
+        .map(|i| zip.by_index(i).unwrap().name().unwrap().to_string())
+        .collect();
+    assert!(
+        names
+            .iter()
+            .any(|n| n.starts_with("ana/cells/files/") && n.ends_with("cells.md")),
+        "{names:?}"
+    );
+    for n in &names {
+        assert!(!n.contains("ben"), "{names:?}");
+        assert!(!read(&mut zip, n).contains("prime number"), "{n}");
+    }
+    // One subject alone.
+    let (s, _, body) = get("/v1/subjects/ben/maths/export".into(), h.b.clone()).await;
+    assert_eq!(s, StatusCode::OK);
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(body)).unwrap();
+    let manifest: Value = serde_json::from_str(&read(&mut zip, "manifest.json")).unwrap();
+    assert_eq!(manifest["scope"], "subject");
+    assert_eq!(manifest["subjects"].as_array().unwrap().len(), 1);
+}
