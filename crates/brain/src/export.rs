@@ -36,13 +36,16 @@ pub const FORMAT: &str = "tutor-memory export v1";
 /// The manifest's file name at the export's root.
 pub const MANIFEST: &str = "manifest.json";
 
+/// Files to write: each a path relative to the export's root and its bytes.
+pub type Files = Vec<(String, Vec<u8>)>;
+
 /// An export: files to write, each at a path relative to the export's root.
 #[derive(Debug, Clone)]
 pub struct Export {
     pub manifest: Manifest,
     /// `manifest.json` first, then each subject's histories, files, beliefs
     /// and map.
-    pub files: Vec<(String, Vec<u8>)>,
+    pub files: Files,
 }
 
 /// What an export holds, written as `manifest.json`.
@@ -105,7 +108,7 @@ pub fn export(
     target: &str,
     at: DateTime<Utc>,
 ) -> Result<Export> {
-    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut files: Files = Vec::new();
     let mut listed = Vec::with_capacity(subjects.len());
     for s in subjects {
         let (entry, mut written) = subject(r, s)?;
@@ -152,11 +155,11 @@ fn safe(name: &str) -> String {
     }
 }
 
-fn subject(r: &dyn Reader, s: &Subject) -> Result<(ExportedSubject, Vec<(String, Vec<u8>)>)> {
+fn subject(r: &dyn Reader, s: &Subject) -> Result<(ExportedSubject, Files)> {
     let dir = folder(s);
     let versions = r.file_versions(s)?;
     let (head_seq, head) = r.head(s)?;
-    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut out: Files = Vec::new();
     let mut items: Vec<Item> = Vec::new();
     let (mut erased, mut local, mut episodes) = (0u64, 0u64, 0u64);
     let mut from = 1u64;
@@ -259,7 +262,7 @@ fn event_of(
     e: &Episode,
     versions: &[FileVersion],
     dir: &str,
-    out: &mut Vec<(String, Vec<u8>)>,
+    out: &mut Files,
 ) -> Result<Event> {
     let corrupt = |what: &str| {
         Error::Internal(format!(
