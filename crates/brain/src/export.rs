@@ -93,7 +93,8 @@ pub struct ExportedSubject {
 
 /// One item of the chain as an export writes it.
 enum Item {
-    Event(Box<Event>),
+    /// The event, and the id and seq of its episode.
+    Event(Box<(Event, i64, u64)>),
     /// A night with a consolidation, at its chain position.
     Night(Night),
 }
@@ -155,11 +156,42 @@ fn safe(name: &str) -> String {
     }
 }
 
-fn subject(r: &dyn Reader, s: &Subject) -> Result<(ExportedSubject, Files)> {
-    let dir = folder(s);
+/// A subject's chain told as events: histories in time order, each with the
+/// nights that ran among its events.
+pub(crate) struct Chain {
+    pub parts: Vec<Part>,
+    /// Positions in the chain, erased ones among them.
+    pub episodes: u64,
+    pub erased: u64,
+    /// Episodes whose hash covers store-local ids (see [`is_local`]).
+    pub local: u64,
+}
+
+/// One history: the subject line's nights and the events, each with the id
+/// and seq of the episode it is. A file's bytes are in its event
+/// ([`FileSource::Bytes`]) until an export writes them beside the history.
+pub(crate) struct Part {
+    pub nights: Vec<Night>,
+    pub events: Vec<(Event, i64, u64)>,
+}
+
+impl Chain {
+    /// The subject line of a history of this subject.
+    pub fn line(s: &Subject, nights: Vec<Night>) -> SubjectLine {
+        SubjectLine {
+            key: s.key.clone(),
+            title: s.title.clone(),
+            language: s.language.clone(),
+            timezone: s.timezone,
+            nights,
+        }
+    }
+}
+
+/// Reads the subject's chain as events, leaving out the episodes at `skip`
+/// (and the erased ones, which have no content).
+pub(crate) fn chain(r: &dyn Reader, s: &Subject, skip: &[u64]) -> Result<Chain> {
     let versions = r.file_versions(s)?;
-    let (head_seq, head) = r.head(s)?;
-    let mut out: Files = Vec::new();
     let mut items: Vec<Item> = Vec::new();
     let (mut erased, mut local, mut episodes) = (0u64, 0u64, 0u64);
     let mut from = 1u64;
@@ -173,6 +205,9 @@ fn subject(r: &dyn Reader, s: &Subject) -> Result<(ExportedSubject, Files)> {
                 erased += 1;
                 continue;
             }
+            if skip.contains(&e.seq) {
+                continue;
+            }
             if is_local(&e) {
                 local += 1;
             }
@@ -183,61 +218,72 @@ fn subject(r: &dyn Reader, s: &Subject) -> Result<(ExportedSubject, Files)> {
                     salt: e.salt,
                 })),
                 _ => {
-                    let event = event_of(r, s, &e, &versions, &dir, &mut out)?;
-                    items.push(Item::Event(Box::new(event)));
+                    let event = event_of(r, s, &e, &versions)?;
+                    items.push(Item::Event(Box::new((event, e.id, e.seq))));
                 }
             }
         }
     }
     let runs = r.nightly_runs(s)?;
-    let parts = split(items, &runs);
-    let line = |nights: Vec<Night>| SubjectLine {
-        key: s.key.clone(),
-        title: s.title.clone(),
-        language: s.language.clone(),
-        timezone: s.timezone,
-        nights,
-    };
-    let mut histories = Vec::with_capacity(parts.len());
+    Ok(Chain {
+        parts: split(items, &runs),
+        episodes,
+        erased,
+        local,
+    })
+}
+
+fn subject(r: &dyn Reader, s: &Subject) -> Result<(ExportedSubject, Files)> {
+    let dir = folder(s);
+    let (head_seq, head) = r.head(s)?;
+    let chain = chain(r, s, &[])?;
+    let mut histories: Files = Vec::new();
+    let mut out: Files = Vec::new();
     let (mut events, mut nights) = (0, 0);
-    for (i, (part, part_nights)) in parts.into_iter().enumerate() {
+    for (i, part) in chain.parts.into_iter().enumerate() {
         let name = if i == 0 {
             format!("{dir}/history.jsonl")
         } else {
             format!("{dir}/history-{}.jsonl", i + 1)
         };
-        events += part.len();
-        nights += part_nights.len();
-        let mut text = line(part_nights).to_json().to_string();
+        events += part.events.len();
+        nights += part.nights.len();
+        let mut text = Chain::line(s, part.nights).to_json().to_string();
         text.push('\n');
-        for e in &part {
+        for (mut e, _, seq) in part.events {
+            // A file's bytes go beside the history, named by its position.
+            if let EventBody::File { name, source } = &mut e.body
+                && let FileSource::Bytes(bytes) = source
+            {
+                let path = format!("files/{seq:06}-{}", safe(name));
+                out.push((format!("{dir}/{path}"), std::mem::take(bytes)));
+                *source = FileSource::Path(path);
+            }
             text.push_str(&e.to_json().to_string());
             text.push('\n');
         }
-        out.insert(histories.len(), (name.clone(), text.into_bytes()));
-        histories.push(name);
+        histories.push((name, text.into_bytes()));
     }
     let beliefs: Vec<BeliefRow> = r.current_beliefs(s)?;
     let map: ConceptMap = r.latest_map(s)?.unwrap_or_default();
     out.push((format!("{dir}/beliefs.json"), pretty(&beliefs)?));
     out.push((format!("{dir}/map.json"), pretty(&map)?));
-    Ok((
-        ExportedSubject {
-            subject: s.key.to_string(),
-            histories,
-            episodes,
-            events,
-            nights,
-            erased,
-            local,
-            head_seq,
-            head_hash: hex::encode(head),
-            same_head_on_import: erased == 0 && local == 0,
-            beliefs: beliefs.len(),
-            concepts: map.nodes().len(),
-        },
-        out,
-    ))
+    let entry = ExportedSubject {
+        subject: s.key.to_string(),
+        histories: histories.iter().map(|(n, _)| n.clone()).collect(),
+        episodes: chain.episodes,
+        events,
+        nights,
+        erased: chain.erased,
+        local: chain.local,
+        head_seq,
+        head_hash: hex::encode(head),
+        same_head_on_import: chain.erased == 0 && chain.local == 0,
+        beliefs: beliefs.len(),
+        concepts: map.nodes().len(),
+    };
+    histories.append(&mut out);
+    Ok((entry, histories))
 }
 
 fn pretty<T: Serialize>(v: &T) -> Result<Vec<u8>> {
@@ -261,8 +307,6 @@ fn event_of(
     s: &Subject,
     e: &Episode,
     versions: &[FileVersion],
-    dir: &str,
-    out: &mut Files,
 ) -> Result<Event> {
     let corrupt = |what: &str| {
         Error::Internal(format!(
@@ -350,11 +394,7 @@ fn event_of(
             // bytes would not read back into the same pages.
             let pages = r.pages(v.id)?;
             let source = match tm_ingest::read_pages(&name, &bytes) {
-                Ok(p) if p.pages == pages => {
-                    let path = format!("files/{:06}-{}", e.seq, safe(&name));
-                    out.push((format!("{dir}/{path}"), bytes));
-                    FileSource::Path(path)
-                }
+                Ok(p) if p.pages == pages => FileSource::Bytes(bytes),
                 _ => FileSource::Pages(pages),
             };
             EventBody::File { name, source }
@@ -373,8 +413,8 @@ fn event_of(
 /// after the events up to its instant, never before the night that ran
 /// before it nor after the one that ran after it, which is where the
 /// nightly loop, run day by day or caught up later, puts it.
-fn split(items: Vec<Item>, runs: &[DateTime<Utc>]) -> Vec<(Vec<Event>, Vec<Night>)> {
-    let mut events: Vec<Event> = Vec::new();
+fn split(items: Vec<Item>, runs: &[DateTime<Utc>]) -> Vec<Part> {
+    let mut events: Vec<(Event, i64, u64)> = Vec::new();
     // (position among all events, night)
     let mut placed: Vec<(usize, Night)> = Vec::new();
     for item in items {
@@ -399,7 +439,7 @@ fn split(items: Vec<Item>, runs: &[DateTime<Utc>]) -> Vec<(Vec<Event>, Vec<Night
             .map(|(p, _)| *p)
             .min()
             .unwrap_or(events.len());
-        let upto = events.iter().take_while(|e| e.at <= *t).count();
+        let upto = events.iter().take_while(|(e, _, _)| e.at <= *t).count();
         let position = upto.clamp(before, after.max(before));
         placed.push((
             position,
@@ -414,7 +454,7 @@ fn split(items: Vec<Item>, runs: &[DateTime<Utc>]) -> Vec<(Vec<Event>, Vec<Night
     // Cut at time regressions.
     let mut cuts = vec![0];
     for i in 1..events.len() {
-        if events[i].at < events[i - 1].at {
+        if events[i].0.at < events[i - 1].0.at {
             cuts.push(i);
         }
     }
@@ -426,7 +466,7 @@ fn split(items: Vec<Item>, runs: &[DateTime<Utc>]) -> Vec<(Vec<Event>, Vec<Night
     let mut rest = events.into_iter();
     for w in cuts.windows(2) {
         let (start, end) = (w[0], w[1]);
-        let part: Vec<Event> = rest.by_ref().take(end - start).collect();
+        let part: Vec<(Event, i64, u64)> = rest.by_ref().take(end - start).collect();
         let nights = placed
             .iter()
             .filter(|(p, _)| (start..end).contains(p) || (end == total && *p == total))
@@ -435,7 +475,10 @@ fn split(items: Vec<Item>, runs: &[DateTime<Utc>]) -> Vec<(Vec<Event>, Vec<Night
                 ..*n
             })
             .collect();
-        parts.push((part, nights));
+        parts.push(Part {
+            nights,
+            events: part,
+        });
     }
     parts
 }
