@@ -715,6 +715,7 @@ impl Brain {
                     scope: kind.to_string(),
                     target,
                     reference: reference.to_string(),
+                    reason: String::new(),
                 };
                 Ok((tx.erase(&request, &subjects)?, subjects))
             })?;
@@ -724,19 +725,85 @@ impl Brain {
                     recaller.forget(s.id);
                 }
             }
-            // The erasure is committed; a compaction that cannot finish now
-            // (a reader in the way) is said, and `compact` finishes it.
-            let compaction = match store.compact() {
-                Ok(done) => done,
-                Err(e) => format!(
-                    "NOT finished ({e}): the erased text may remain in free pages or the log until `tutor-memory compact` runs"
-                ),
-            };
+            let compaction = compact_after_erasure(store);
             Ok((erasure, subjects, compaction))
         })?;
         Ok(Erased {
             erasure,
             subjects: subjects.iter().map(|s| s.key.to_string()).collect(),
+            compaction,
+        })
+    }
+
+    /// Erases one episode of `subject` (the one at `seq`) on request, with
+    /// `reason` (why, never the erased words) and `reference` (the caller's
+    /// request reference), as [`Brain::erase`] erases a learner: its content
+    /// and everything derived from it alone go, with the consolidation of its
+    /// day (which may quote it); the chain keeps its skeleton and `verify`
+    /// reports the erasure. A check or a teaching note also shaped the beliefs
+    /// and the map: those are re-derived from the rest of the chain (see
+    /// `crate::erase`), in the same transaction. Then the store is compacted.
+    pub fn erase_episode(
+        &self,
+        subject: &Subject,
+        seq: u64,
+        reason: &str,
+        reference: &str,
+        at: DateTime<Utc>,
+    ) -> Result<Erased> {
+        for (what, text) in [("reason", reason), ("reference", reference)] {
+            if text.chars().count() > 200 || text.chars().any(char::is_control) {
+                return Err(Error::Invalid(format!(
+                    "the {what} is at most 200 characters, without control characters"
+                )));
+            }
+        }
+        tm_model::instant::check(at).map_err(Error::Invalid)?;
+        let (episode, seqs, derived) = self.read(|r| crate::erase::plan(r, subject, seq))?;
+        let rederived = if derived {
+            Some(self.indexing(|store, ix| crate::erase::rederive(&*store, ix, subject, &seqs))?)
+        } else {
+            None
+        };
+        let request = NewErasure {
+            at,
+            scope: "episode".into(),
+            target: format!("{}#{}", subject.key, episode.seq),
+            reference: reference.to_string(),
+            reason: reason.to_string(),
+        };
+        let (erasure, compaction) = self.pool.with(|store| {
+            let erasure = store.write_with(|tx| {
+                tx.lock_subject(subject)?;
+                if let Some(d) = &rederived
+                    && tx.head(subject)? != d.head
+                {
+                    return Err(Error::Invalid(format!(
+                        "{} changed while its erasure was prepared; ask again",
+                        subject.key
+                    )));
+                }
+                let erasure = tx.erase_episodes(&request, subject, &seqs, derived)?;
+                if let Some(d) = &rederived {
+                    let why = format!("re-derived after erasure #{}", erasure.id);
+                    if !d.map.nodes().is_empty() {
+                        tx.save_map(subject, at, &why, &d.map)?;
+                    }
+                    for b in &d.beliefs {
+                        tx.insert_belief(subject, b, None)?;
+                    }
+                }
+                Ok(erasure)
+            })?;
+            if let Ok(recaller) = self.recaller() {
+                recaller.forget(subject.id);
+            }
+            let compaction = compact_after_erasure(store);
+            Ok((erasure, compaction))
+        })?;
+        Ok(Erased {
+            erasure,
+            subjects: vec![subject.key.to_string()],
             compaction,
         })
     }
@@ -794,6 +861,17 @@ impl Brain {
     ) -> Result<Option<Claim>> {
         self.pool
             .with(|s| Ok(s.write(|tx| tx.assign_learner(learner, tenant, at))?))
+    }
+}
+
+/// Compacts the store after a committed erasure. One that cannot finish now
+/// (a reader in the way) is said, and `compact` finishes it.
+fn compact_after_erasure(store: &mut dyn Store) -> String {
+    match store.compact() {
+        Ok(done) => done,
+        Err(e) => format!(
+            "NOT finished ({e}): the erased text may remain in free pages or the log until `tutor-memory compact` runs"
+        ),
     }
 }
 

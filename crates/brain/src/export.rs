@@ -302,12 +302,7 @@ fn is_local(e: &Episode) -> bool {
 }
 
 /// The event an episode was recorded from.
-fn event_of(
-    r: &dyn Reader,
-    s: &Subject,
-    e: &Episode,
-    versions: &[FileVersion],
-) -> Result<Event> {
+fn event_of(r: &dyn Reader, s: &Subject, e: &Episode, versions: &[FileVersion]) -> Result<Event> {
     let corrupt = |what: &str| {
         Error::Internal(format!(
             "{} episode {} (seq {}) cannot be exported: {what}",

@@ -10,6 +10,7 @@
 pub mod beliefs;
 pub mod block;
 pub mod brain;
+mod erase;
 pub mod export;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -117,7 +118,7 @@ impl Error {
             Error::Embed(_) | Error::Internal(_) => "internal",
             Error::Store(e) => match e {
                 S::UnknownSubject(_) => "unknown_subject",
-                S::UnknownFile { .. } => "not_found",
+                S::UnknownFile { .. } | S::UnknownEpisode { .. } => "not_found",
                 S::ExternalIdTaken { .. } => "external_id_taken",
                 S::Key(_) => "invalid_request",
                 _ => "internal",

@@ -183,3 +183,242 @@ fn erasing_a_learner_forgets_every_text_and_keeps_the_chain_verifiable() {
         assert!(c.execute_batch(sql).is_err(), "refused: {sql}");
     }
 }
+
+/// One learner's history with the canary in one check only (its topic, an
+/// unmapped one, and its evaluation), or without that check.
+fn with_one_check(with: bool) -> String {
+    let mut lines = vec![
+        serde_json::json!({"type":"subject","learner":"cy","subject":"cells","title":"Cells"}),
+        serde_json::json!({"type":"file","at":"2026-03-02T09:00:00Z","name":"notes.md","content":"# Cells\n\n## Osmosis\n\n**Osmosis** is the diffusion of water across a membrane.\n\n## Diffusion\n\n**Diffusion** spreads particles out.\n"}),
+        serde_json::json!({"type":"check","at":"2026-03-04T09:00:00Z","topic":"Osmosis","verdict":"right"}),
+        serde_json::json!({"type":"check","at":"2026-03-04T10:00:00Z","topic":"Diffusion","verdict":"wrong"}),
+    ];
+    if with {
+        lines.push(serde_json::json!({"id":"bad","type":"check","at":"2026-03-04T11:00:00Z","topic":format!("the {CANARY} cycle"),"verdict":"wrong","evaluation":format!("Said {CANARY} again")}));
+        lines.push(serde_json::json!({"type":"check","at":"2026-03-04T11:30:00Z","topic":"Osmosis","verdict":"wrong","evaluation":format!("Wrote {CANARY} for osmosis")}));
+    }
+    lines.push(serde_json::json!({"type":"learner","at":"2026-03-05T09:00:00Z","text":"What is diffusion?"}));
+    lines
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// What a store believes, without its ids (supports by the checks' times).
+fn beliefs_of(brain: &Brain, s: &tm_model::subject::Subject) -> Vec<serde_json::Value> {
+    let log = brain.episodes(s, 1, 1000).unwrap();
+    let when: std::collections::HashMap<i64, String> =
+        log.iter().map(|e| (e.id, e.at.to_rfc3339())).collect();
+    let mut out: Vec<serde_json::Value> = brain
+        .beliefs(s)
+        .unwrap()
+        .current
+        .iter()
+        .map(|b| {
+            let mut v = serde_json::to_value(b).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("id");
+            o.insert(
+                "support".into(),
+                serde_json::json!(b.support.iter().map(|i| &when[i]).collect::<Vec<_>>()),
+            );
+            v
+        })
+        .collect();
+    out.sort_by_key(|v| v["subject_key"].to_string());
+    out
+}
+
+#[test]
+fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("one.db");
+    let loc = tm_store::postgres::cluster::location(&path);
+    let sqlite = !tm_store::is_postgres(loc.as_str());
+    let reference_loc = tm_store::postgres::cluster::location(dir.path().join("ref.db"));
+    let embedder = Arc::new(tm_embed::HashEmbedder::new());
+    let brain = Brain::open(loc.as_str(), embedder.clone()).unwrap();
+    let reference = Brain::open(reference_loc.as_str(), embedder).unwrap();
+    for (b, with) in [(&brain, true), (&reference, false)] {
+        b.import_bytes(
+            "h.jsonl",
+            with_one_check(with).as_bytes(),
+            None,
+            &mut |_, _, _| {},
+        )
+        .unwrap();
+        // A night over the checks' day (its consolidation quotes them), and
+        // the next.
+        for t in ["2026-03-05T03:00:00Z", "2026-03-06T03:00:00Z"] {
+            b.nightly(at(t), &Default::default(), &mut |_, _| {})
+                .unwrap();
+        }
+    }
+    let cy = brain.subject("cy/cells").unwrap();
+    let before = brain.verify(&cy, None).unwrap();
+    let bad = brain.episode_by_external_id(&cy, "bad").unwrap().unwrap();
+    assert!(
+        beliefs_of(&brain, &cy)
+            .iter()
+            .any(|b| b.to_string().contains(CANARY)),
+        "a belief holds the canary (the unmapped topic as written)"
+    );
+
+    // Bad input first: an unknown seq, a file, a reason too long.
+    assert!(matches!(
+        brain.erase_episode(&cy, 999, "", "", at("2026-04-01T00:00:00Z")),
+        Err(tm_brain::Error::NotFound(_))
+    ));
+    assert!(matches!(
+        brain.erase_episode(&cy, 1, "", "", at("2026-04-01T00:00:00Z")),
+        Err(tm_brain::Error::Invalid(_))
+    ));
+    assert!(matches!(
+        brain.erase_episode(
+            &cy,
+            bad.seq,
+            &"r".repeat(201),
+            "",
+            at("2026-04-01T00:00:00Z")
+        ),
+        Err(tm_brain::Error::Invalid(_))
+    ));
+    assert_eq!(
+        brain.verify(&cy, None).unwrap().erased,
+        0,
+        "nothing erased by refusals"
+    );
+
+    // Both checks that hold the canary go, one request each.
+    let second = bad.seq + 1;
+    let erased = brain
+        .erase_episode(
+            &cy,
+            bad.seq,
+            "a wrong fact",
+            "ticket 9",
+            at("2026-04-01T00:00:00Z"),
+        )
+        .unwrap();
+    assert_eq!(erased.erasure.scope, "episode");
+    assert_eq!(erased.erasure.target, format!("cy/cells#{}", bad.seq));
+    assert_eq!(erased.erasure.reason, "a wrong fact");
+    assert_eq!(
+        erased.erasure.episodes, 2,
+        "the check and its day's consolidation"
+    );
+    brain
+        .erase_episode(
+            &cy,
+            second,
+            "a wrong fact",
+            "ticket 9",
+            at("2026-04-01T00:00:01Z"),
+        )
+        .unwrap();
+    assert!(matches!(
+        brain.erase_episode(&cy, bad.seq, "", "", at("2026-04-01T00:00:02Z")),
+        Err(tm_brain::Error::NotFound(_))
+    ));
+
+    let after = brain.verify(&cy, None).unwrap();
+    assert_eq!(after.state, ChainState::Intact, "{after:?}");
+    assert_eq!((after.head_hash, after.erased), (before.head_hash, 3));
+    assert_eq!(after.erasures.len(), 2);
+    assert_eq!(after.erasures[0].reason, "a wrong fact");
+    let log = brain.episodes(&cy, 1, 100).unwrap();
+    assert_eq!(log.iter().filter(|e| e.erased).count(), 3);
+    assert!(
+        log.iter()
+            .any(|e| !e.erased && e.kind.as_str() == "question")
+    );
+
+    // Beliefs and map are what a store that never had the checks holds.
+    let r = reference.subject("cy/cells").unwrap();
+    let mine = beliefs_of(&brain, &cy);
+    assert!(!mine.is_empty());
+    assert_eq!(mine, beliefs_of(&reference, &r));
+    let map = |b: &Brain, s| {
+        let mut v = serde_json::to_value(b.map(s).unwrap()).unwrap();
+        // Version ids are each store's own.
+        for n in v["nodes"].as_array_mut().unwrap() {
+            for src in n["sources"].as_array_mut().unwrap() {
+                src["version"] = serde_json::Value::Null;
+            }
+        }
+        v
+    };
+    assert_eq!(map(&brain, &cy), map(&reference, &r));
+    assert!(!map(&brain, &cy).to_string().contains(CANARY));
+
+    if !sqlite {
+        println!(
+            "skipped: the raw-file canary search runs on SQLite only (PostgreSQL's files are the server's)"
+        );
+        return;
+    }
+    drop(brain);
+    for file in ["one.db", "one.db-wal"] {
+        if let Ok(bytes) = std::fs::read(dir.path().join(file)) {
+            assert!(
+                !contains_folded(&bytes, CANARY),
+                "{file} still holds the canary"
+            );
+        }
+    }
+    let c = rusqlite::Connection::open(&path).unwrap();
+    c.execute_batch("INSERT INTO episode_fts (episode_fts) VALUES ('integrity-check');")
+        .unwrap();
+}
+
+#[test]
+fn erasing_one_teaching_note_takes_its_concept_and_leaves_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let loc = tm_store::postgres::cluster::location(dir.path().join("t.db"));
+    let brain = Brain::open(loc.as_str(), Arc::new(tm_embed::HashEmbedder::new())).unwrap();
+    let history = [
+        serde_json::json!({"type":"subject","learner":"di","subject":"cells"}),
+        serde_json::json!({"type":"file","at":"2026-03-02T09:00:00Z","name":"notes.md","content":"# Cells\n\n## Osmosis\n\n**Osmosis** is the diffusion of water across a membrane.\n"}),
+        serde_json::json!({"id":"t1","type":"learner","at":"2026-03-03T09:00:00Z","text":format!("Remember that in our class we call the {CANARY} the powerhouse of the cell")}),
+        serde_json::json!({"id":"q1","type":"learner","at":"2026-03-03T10:00:00Z","text":"What is osmosis?"}),
+    ]
+    .map(|l| l.to_string())
+    .join("\n");
+    brain
+        .import_bytes("h.jsonl", history.as_bytes(), None, &mut |_, _, _| {})
+        .unwrap();
+    let di = brain.subject("di/cells").unwrap();
+    let names = |b: &Brain| -> Vec<String> {
+        b.map(&di)
+            .unwrap()
+            .nodes()
+            .iter()
+            .map(|n| n.name.clone())
+            .collect()
+    };
+    assert!(
+        names(&brain).iter().any(|n| n.contains(CANARY)),
+        "{:?}",
+        names(&brain)
+    );
+    let t1 = brain.episode_by_external_id(&di, "t1").unwrap().unwrap();
+    brain
+        .erase_episode(
+            &di,
+            t1.seq,
+            "pasted by mistake",
+            "",
+            at("2026-03-04T00:00:00Z"),
+        )
+        .unwrap();
+    assert_eq!(names(&brain), vec!["Osmosis".to_string()]);
+    assert!(
+        !serde_json::to_string(&brain.map(&di).unwrap())
+            .unwrap()
+            .contains(CANARY)
+    );
+    let q1 = brain.episode_by_external_id(&di, "q1").unwrap().unwrap();
+    assert_eq!(q1.text, "What is osmosis?");
+    assert_eq!(brain.verify(&di, None).unwrap().state, ChainState::Intact);
+}

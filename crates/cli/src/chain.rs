@@ -99,6 +99,13 @@ pub fn verify(brain: &Brain, a: VerifyArgs) -> Result<ExitCode> {
 pub struct EraseArgs {
     #[command(flatten)]
     scope: ScopeArgs,
+    /// Erase only the episode at this seq of `--subject` (a pasted phone
+    /// number, a wrong fact); beliefs and map are re-derived without it.
+    #[arg(long, requires = "subject")]
+    seq: Option<u64>,
+    /// Why, for one episode ("a pasted phone number"); never the erased words.
+    #[arg(long, default_value = "", requires = "seq")]
+    reason: String,
     /// Your reference for the request ("ticket 4711"), kept in the erasure
     /// record. Never the learner's own words.
     #[arg(long, default_value = "")]
@@ -154,7 +161,13 @@ fn at_or_now(at: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
 pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
     let at = at_or_now(&a.at)?;
     let scope = a.scope.scope(brain, "erase")?;
-    let erased = brain.erase(&scope, &a.reference, at)?;
+    let erased = match (a.seq, &scope) {
+        (Some(seq), tm_brain::Scope::Subject(s)) => {
+            brain.erase_episode(s, seq, &a.reason, &a.reference, at)?
+        }
+        (Some(_), _) => bail!("--seq erases one episode of --subject"),
+        (None, _) => brain.erase(&scope, &a.reference, at)?,
+    };
     if a.json {
         println!("{}", serde_json::to_string_pretty(&erased)?);
     } else {

@@ -244,13 +244,16 @@ pub struct Episode {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewErasure {
     pub at: chrono::DateTime<chrono::Utc>,
-    /// `tenant`, `learner` or `subject`.
+    /// `tenant`, `learner`, `subject` or `episode`.
     pub scope: String,
-    /// The tenant's name, the learner's slug or the subject's key.
+    /// The tenant's name, the learner's slug, the subject's key, or
+    /// `learner/subject#seq` for one episode.
     pub target: String,
     /// The caller's reference for the request ("ticket 4711"); may be empty.
     /// Never the learner's own words: it stays.
     pub reference: String,
+    /// Why ("a pasted phone number"); may be empty. Never the erased words.
+    pub reason: String,
 }
 
 impl NewErasure {
@@ -262,6 +265,7 @@ impl NewErasure {
             scope: self.scope.clone(),
             target: self.target.clone(),
             reference: self.reference.clone(),
+            reason: self.reason.clone(),
             subjects,
             episodes,
         }
@@ -276,6 +280,8 @@ pub struct Erasure {
     pub scope: String,
     pub target: String,
     pub reference: String,
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
     /// Subjects and episodes whose content it removed.
     pub subjects: u64,
     pub episodes: u64,

@@ -23,6 +23,10 @@ pub struct EraseQuery {
     /// For erasing every learner of the tenant: the tenant's name, to
     /// confirm.
     pub confirm: Option<String>,
+    /// For erasing one episode: why ("a pasted phone number"), never the
+    /// erased words. At most 200 characters.
+    #[serde(default)]
+    pub reason: String,
 }
 
 fn json(erased: &Erased) -> ApiResult<axum::Json<serde_json::Value>> {
@@ -49,6 +53,30 @@ pub async fn erase_subject(
         .blocking(move |brain| {
             let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
             Ok(brain.erase(&Scope::Subject(s), &q.reference, at)?)
+        })
+        .await?;
+    json(&erased)
+}
+
+/// Erase one episode (a pasted phone number, a wrong fact), with a reason:
+/// its content and the consolidation of its day go, the chain keeps its
+/// skeleton, and beliefs and map derived from it are re-derived without it.
+#[utoipa::path(delete, path = "/v1/subjects/{learner}/{subject}/episodes/{seq}", tag = "erasure",
+    params(("learner" = String, Path), ("subject" = String, Path), ("seq" = u64, Path), EraseQuery),
+    responses((status = 200, description = "what was erased", body = Object),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)),
+    security(("bearer" = [])))]
+pub async fn erase_episode(
+    State(state): State<AppState>,
+    tenant: Tenant,
+    Path((learner, subject, seq)): Path<(String, String, u64)>,
+    Query(q): Query<EraseQuery>,
+) -> ApiResult<axum::Json<serde_json::Value>> {
+    let at = q.at.unwrap_or_else(Utc::now);
+    let erased = state
+        .blocking(move |brain| {
+            let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
+            Ok(brain.erase_episode(&s, seq, &q.reason, &q.reference, at)?)
         })
         .await?;
     json(&erased)

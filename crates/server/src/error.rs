@@ -99,7 +99,7 @@ impl From<tm_store::Error> for ApiError {
         use tm_store::Error as E;
         match e {
             E::UnknownSubject(key) => ApiError::unknown_subject(&key),
-            E::UnknownFile { .. } => {
+            E::UnknownFile { .. } | E::UnknownEpisode { .. } => {
                 ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
             }
             E::ExternalIdTaken { .. } => {

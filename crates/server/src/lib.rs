@@ -94,6 +94,7 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::create_subject, api::list_subjects))
         .routes(routes!(api::get_subject, erase::erase_subject))
         .routes(routes!(erase::erase_learner))
+        .routes(routes!(erase::erase_episode))
         .routes(routes!(erase::erase_tenant))
         .routes(routes!(export::export_subject))
         .routes(routes!(export::export_learner))

@@ -1410,3 +1410,59 @@ async fn export_routes_are_tenant_scoped_and_hold_the_learners_histories() {
     assert_eq!(manifest["scope"], "subject");
     assert_eq!(manifest["subjects"].as_array().unwrap().len(), 1);
 }
+
+/// One episode is erased through its subject's route, tenant-scoped, with a
+/// reason; the chain stays intact and says so.
+#[tokio::test]
+async fn one_episode_is_erased_with_a_reason() {
+    let h = harness();
+    h.sample().await;
+    let (_, v) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes", &h.a, None)
+        .await;
+    let list = v
+        .as_array()
+        .or_else(|| v["episodes"].as_array())
+        .unwrap()
+        .clone();
+    let wrong = list
+        .iter()
+        .find(|e| e["external_id"] == "e4")
+        .expect("the wrong check")["seq"]
+        .as_u64()
+        .unwrap();
+    let uri = format!(
+        "/v1/subjects/ana/cells/episodes/{wrong}?reason=a%20wrong%20fact&at=2026-11-30T12:00:00Z"
+    );
+    let (s, v) = h.call("DELETE", &uri, &h.b, None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "another tenant's subject: {v}");
+    let (s, v) = h
+        .call("DELETE", "/v1/subjects/ana/cells/episodes/999", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "{v}");
+    let (s, v) = h
+        .call("DELETE", "/v1/subjects/ana/cells/episodes/1", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "a file's episode: {v}");
+    let (s, v) = h.call("DELETE", &uri, &h.a, None).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(v["erasure"]["scope"], "episode");
+    assert_eq!(v["erasure"]["reason"], "a wrong fact");
+    let (_, v) = h
+        .call("GET", "/v1/subjects/ana/cells/verify", &h.a, None)
+        .await;
+    assert_eq!(
+        (&v["state"], &v["erased"]),
+        (&json!("intact"), &json!(1)),
+        "{v}"
+    );
+    let (_, v) = h
+        .call("GET", "/v1/subjects/ana/cells/beliefs", &h.a, None)
+        .await;
+    assert!(
+        !v.to_string().contains("cytoplasm"),
+        "re-derived without it: {v}"
+    );
+    let (s, _) = h.call("DELETE", &uri, &h.a, None).await;
+    assert_eq!(s, StatusCode::NOT_FOUND, "erased already");
+}

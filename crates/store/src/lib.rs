@@ -133,6 +133,8 @@ pub enum Error {
     UnknownSubject(String),
     #[error("subject {key} has no file named {name:?}")]
     UnknownFile { key: String, name: String },
+    #[error("subject {key} has no episode at seq {seq} to erase (none there, or erased already)")]
+    UnknownEpisode { key: String, seq: u64 },
     #[error(
         "subject {key}: external id {id:?} is already used by episode seq {seq} for a different event"
     )]
@@ -158,6 +160,7 @@ impl Error {
             self,
             Error::UnknownSubject(_)
                 | Error::UnknownFile { .. }
+                | Error::UnknownEpisode { .. }
                 | Error::ExternalIdTaken { .. }
                 | Error::Key(_)
         )
@@ -515,6 +518,21 @@ pub trait Tx: Reader {
     /// subject's lock itself (as an append does). Follow it with
     /// [`Store::compact`].
     fn erase(&mut self, e: &NewErasure, subjects: &[Subject]) -> Result<Erasure>;
+    /// Records the erasure of the subject's episodes at `seqs` and clears
+    /// them (their skeletons stay) and what derives from each alone:
+    /// full-text terms, concepts touched, vectors, annotations, citation
+    /// checks; and the subject's working set and self-model. With `derived`,
+    /// also every map snapshot and belief row of the subject: the caller
+    /// writes them again, re-derived without the episodes, in the same
+    /// transaction. An episode not in the chain, or erased already, is
+    /// [`Error::Invalid`]. Takes the subject's lock.
+    fn erase_episodes(
+        &mut self,
+        e: &NewErasure,
+        s: &Subject,
+        seqs: &[u64],
+        derived: bool,
+    ) -> Result<Erasure>;
 }
 
 /// One connection to a store.

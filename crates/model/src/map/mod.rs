@@ -159,6 +159,17 @@ impl ConceptMap {
         &self.nodes
     }
 
+    /// Gives every source's file version the id `f` says it has in another
+    /// store (a map derived in one store, kept in another); a version `f`
+    /// does not know loses its id.
+    pub fn renumber_versions(&mut self, f: impl Fn(i64) -> Option<i64>) {
+        for node in &mut self.nodes {
+            for source in &mut node.sources {
+                source.version = source.version.and_then(&f);
+            }
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.nodes.len()
     }

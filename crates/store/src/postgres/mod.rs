@@ -531,6 +531,16 @@ impl Tx for PgTx<'_> {
         }
         self.with(|c| q::erase(c, e, subjects))
     }
+    fn erase_episodes(
+        &mut self,
+        e: &tm_model::episodes::NewErasure,
+        s: &Subject,
+        seqs: &[u64],
+        derived: bool,
+    ) -> Result<tm_model::episodes::Erasure> {
+        self.lock_subject(s)?;
+        self.with(|c| q::erase_episodes(c, e, s, seqs, derived))
+    }
     fn lock_subject(&mut self, s: &Subject) -> Result<()> {
         if self.locked.insert(s.id) {
             self.with(|c| q::lock_subject(c, s))?;

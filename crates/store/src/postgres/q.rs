@@ -1797,13 +1797,14 @@ pub(crate) fn erase<C: GenericClient>(
     }
     let id: i64 = c
         .query_one(
-            "INSERT INTO erasures (at, scope, target, reference, subjects, episodes)
-             VALUES ($1, $2, $3, $4, $5, $6) RETURNING id",
+            "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes)
+             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
             &[
                 &to_ms(e.at),
                 &e.scope,
                 &e.target,
                 &e.reference,
+                &e.reason,
                 &(subjects.len() as i64),
                 &(episodes as i64),
             ],
@@ -1848,6 +1849,83 @@ pub(crate) fn erase<C: GenericClient>(
     Ok(e.recorded(id, subjects.len() as u64, episodes))
 }
 
+/// The SQLite engine's `erase_episodes`, here.
+pub(crate) fn erase_episodes<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    e: &tm_model::episodes::NewErasure,
+    s: &Subject,
+    seqs: &[u64],
+    derived: bool,
+) -> Result<tm_model::episodes::Erasure> {
+    let mut ids: Vec<i64> = Vec::with_capacity(seqs.len());
+    for seq in seqs {
+        let row = c.query_opt(
+            "SELECT id FROM episodes WHERE subject_id = $1 AND seq = $2 AND erased_by IS NULL",
+            &[&s.id, &(*seq as i64)],
+        )?;
+        let Some(row) = row else {
+            return Err(Error::UnknownEpisode {
+                key: s.key.to_string(),
+                seq: *seq,
+            });
+        };
+        ids.push(row.get(0));
+    }
+    let erasure: i64 = c
+        .query_one(
+            "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes)
+             VALUES ($1, $2, $3, $4, $5, 1, $6) RETURNING id",
+            &[
+                &to_ms(e.at),
+                &e.scope,
+                &e.target,
+                &e.reference,
+                &e.reason,
+                &(ids.len() as i64),
+            ],
+        )?
+        .get(0);
+    c.execute("INSERT INTO erasing (subject_id) VALUES ($1)", &[&s.id])?;
+    // The postings go, and the subject's statistics lose what they counted.
+    c.execute(
+        "WITH d AS (DELETE FROM fts_postings WHERE kind = 'e' AND subject_id = $1 AND doc_id = ANY($2)
+                    RETURNING doc_id, tf)
+         UPDATE fts_stats SET docs = docs - (SELECT COUNT(DISTINCT doc_id) FROM d),
+                              tokens = tokens - (SELECT COALESCE(SUM(tf), 0) FROM d)
+         WHERE kind = 'e' AND subject_id = $1",
+        &[&s.id, &ids],
+    )?;
+    c.execute(
+        "UPDATE episodes SET summary = ''::bytea, text = ''::bytea, concepts = '[]', evidence = '[]',
+                data = '{}', external_id = NULL, import_key = NULL, salt = NULL, topic = NULL,
+                verdict = NULL, erased_by = $2
+         WHERE id = ANY($1)",
+        &[&ids, &erasure],
+    )?;
+    for sql in [
+        "DELETE FROM episode_concepts WHERE episode_id = ANY($1)",
+        "DELETE FROM episode_vectors WHERE episode_id = ANY($1)",
+        "DELETE FROM annotations WHERE episode_id = ANY($1)",
+        "DELETE FROM citation_checks WHERE episode_id = ANY($1)",
+    ] {
+        c.execute(sql, &[&ids])?;
+    }
+    // A cache of the subject's vectors sees a change it cannot grow into.
+    c.execute(
+        "UPDATE vector_stats SET writes = writes + 1 WHERE subject_id = $1",
+        &[&s.id],
+    )?;
+    let mut tables = vec!["working_sets", "self_models"];
+    if derived {
+        tables.extend(["concept_maps", "beliefs"]);
+    }
+    for t in tables {
+        c.execute(&format!("DELETE FROM {t} WHERE subject_id = $1"), &[&s.id])?;
+    }
+    c.execute("DELETE FROM erasing WHERE subject_id = $1", &[&s.id])?;
+    Ok(e.recorded(erasure, 1, ids.len() as u64))
+}
+
 /// The erasures that cleared episodes of the subject, oldest first.
 pub(crate) fn erasures<C: GenericClient>(
     c: &mut Db<'_, C>,
@@ -1855,7 +1933,7 @@ pub(crate) fn erasures<C: GenericClient>(
 ) -> Result<Vec<tm_model::episodes::Erasure>> {
     Ok(c
         .query(
-            "SELECT id, at, scope, target, reference, subjects, episodes FROM erasures
+            "SELECT id, at, scope, target, reference, reason, subjects, episodes FROM erasures
              WHERE id IN (SELECT DISTINCT erased_by FROM episodes WHERE subject_id = $1 AND erased_by IS NOT NULL)
              ORDER BY id",
             &[&s.id],
@@ -1867,8 +1945,9 @@ pub(crate) fn erasures<C: GenericClient>(
             scope: r.get(2),
             target: r.get(3),
             reference: r.get(4),
-            subjects: r.get::<_, i64>(5) as u64,
-            episodes: r.get::<_, i64>(6) as u64,
+            reason: r.get(5),
+            subjects: r.get::<_, i64>(6) as u64,
+            episodes: r.get::<_, i64>(7) as u64,
         })
         .collect())
 }

@@ -365,4 +365,8 @@ DROP TRIGGER file_versions_no_delete ON file_versions;
 CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
   FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('file versions are never deleted: mark them removed');
 "#,
+    // 4: an erasure of single episodes says why (`reason`; scope `episode`).
+    r#"
+ALTER TABLE erasures ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+"#,
 ];

@@ -21,12 +21,13 @@ pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Res
         )? as u64;
     }
     c.execute(
-        "INSERT INTO erasures (at, scope, target, reference, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
         params![
             crate::to_ms(e.at),
             e.scope,
             e.target,
             e.reference,
+            e.reason,
             subjects.len() as i64,
             episodes as i64
         ],
@@ -36,6 +37,84 @@ pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Res
         erase_subject(c, s, id)?;
     }
     Ok(e.recorded(id, subjects.len() as u64, episodes))
+}
+
+/// Records the erasure of the subject's episodes at `seqs` and clears them
+/// and what derives from each of them alone (full-text terms, concepts,
+/// vectors, annotations, citation checks), plus the subject's working set
+/// and self-model; with `derived`, also every map snapshot and belief row of
+/// the subject, which the caller writes again re-derived without them.
+/// Episodes already erased, or not in the chain, are refused.
+pub(crate) fn erase_episodes(
+    c: &Connection,
+    e: &NewErasure,
+    s: &Subject,
+    seqs: &[u64],
+    derived: bool,
+) -> Result<Erasure> {
+    let token = subject_token(s.id);
+    let mut rows: Vec<(i64, String, String)> = Vec::with_capacity(seqs.len());
+    for seq in seqs {
+        let row = c
+            .query_row(
+                "SELECT id, text, concepts FROM episodes WHERE subject_id = ?1 AND seq = ?2 AND erased_by IS NULL",
+                params![s.id, *seq as i64],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .optional()?
+            .ok_or_else(|| Error::UnknownEpisode {
+                key: s.key.to_string(),
+                seq: *seq,
+            })?;
+        rows.push(row);
+    }
+    c.execute(
+        "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
+        params![
+            crate::to_ms(e.at),
+            e.scope,
+            e.target,
+            e.reference,
+            e.reason,
+            rows.len() as i64
+        ],
+    )?;
+    let erasure = c.last_insert_rowid();
+    c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
+    for (id, text, concepts) in &rows {
+        let concepts: Vec<String> = serde_json::from_str(concepts)
+            .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
+        c.execute(
+            "INSERT INTO episode_fts (episode_fts, rowid, terms) VALUES ('delete', ?1, ?2)",
+            params![
+                id,
+                format!("{token} {}", episode_index_text(text, &concepts))
+            ],
+        )?;
+        c.execute(
+            "UPDATE episodes SET summary = '', text = '', concepts = '[]', evidence = '[]', data = '{}',
+                    external_id = NULL, import_key = NULL, salt = NULL, erased_by = ?2
+             WHERE id = ?1",
+            params![id, erasure],
+        )?;
+        for sql in [
+            "DELETE FROM episode_concepts WHERE episode_id = ?1",
+            "DELETE FROM episode_vectors WHERE episode_id = ?1",
+            "DELETE FROM annotations WHERE episode_id = ?1",
+            "DELETE FROM citation_checks WHERE episode_id = ?1",
+        ] {
+            c.execute(sql, [id])?;
+        }
+    }
+    let mut tables = vec!["working_sets", "self_models"];
+    if derived {
+        tables.extend(["concept_maps", "beliefs"]);
+    }
+    for t in tables {
+        c.execute(&format!("DELETE FROM {t} WHERE subject_id = ?1"), [s.id])?;
+    }
+    c.execute("DELETE FROM erasing WHERE subject_id = ?1", [s.id])?;
+    Ok(e.recorded(erasure, 1, rows.len() as u64))
 }
 
 fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
@@ -109,7 +188,7 @@ fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
 /// The erasures that cleared episodes of the subject, oldest first.
 pub(crate) fn erasures(c: &Connection, s: &Subject) -> Result<Vec<Erasure>> {
     let mut stmt = c.prepare_cached(
-        "SELECT id, at, scope, target, reference, subjects, episodes FROM erasures
+        "SELECT id, at, scope, target, reference, reason, subjects, episodes FROM erasures
          WHERE id IN (SELECT DISTINCT erased_by FROM episodes WHERE subject_id = ?1 AND erased_by IS NOT NULL)
          ORDER BY id",
     )?;
@@ -121,8 +200,9 @@ pub(crate) fn erasures(c: &Connection, s: &Subject) -> Result<Vec<Erasure>> {
                 scope: r.get(2)?,
                 target: r.get(3)?,
                 reference: r.get(4)?,
-                subjects: r.get::<_, i64>(5)? as u64,
-                episodes: r.get::<_, i64>(6)? as u64,
+                reason: r.get(5)?,
+                subjects: r.get::<_, i64>(6)? as u64,
+                episodes: r.get::<_, i64>(7)? as u64,
             })
         })?
         .collect::<rusqlite::Result<Vec<_>>>()?;

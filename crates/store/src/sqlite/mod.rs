@@ -644,4 +644,13 @@ impl Tx for SqliteTx<'_> {
         // the cached heads stay right: an erasure changes no hash.
         erase::erase(&self.tx, e, subjects)
     }
+    fn erase_episodes(
+        &mut self,
+        e: &tm_model::episodes::NewErasure,
+        s: &Subject,
+        seqs: &[u64],
+        derived: bool,
+    ) -> Result<tm_model::episodes::Erasure> {
+        erase::erase_episodes(&self.tx, e, s, seqs, derived)
+    }
 }
