@@ -499,11 +499,13 @@ impl ChainReport {
             .erasures
             .iter()
             .map(|e| {
-                let reference = if e.reference.is_empty() {
-                    String::new()
-                } else {
-                    format!(", reference {}", e.reference)
-                };
+                let mut reference = String::new();
+                if !e.reason.is_empty() {
+                    reference.push_str(&format!(", reason {}", e.reason));
+                }
+                if !e.reference.is_empty() {
+                    reference.push_str(&format!(", reference {}", e.reference));
+                }
                 format!(
                     "on {} ({} {}{reference})",
                     e.at.format("%Y-%m-%d"),

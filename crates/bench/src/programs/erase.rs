@@ -1,7 +1,8 @@
-//! `bench erase`: erasing one learner's subject of many episodes (with its
-//! vectors and full-text terms) while another subject stays: wall time of
-//! the erasure's transaction and of the compaction after it, peak memory
-//! (VmHWM), and the database size before and after.
+//! `bench erase`: erasing one check of a subject of many episodes (its
+//! beliefs and map re-derived from the rest), then one learner's subject
+//! (with its vectors and full-text terms) while another subject stays: wall
+//! time of each erasure's transaction and of the compaction after it, peak
+//! memory (VmHWM), and the database size before and after.
 
 use super::{machine, peak_mib, reset_peak};
 use anyhow::{Context, Result};
@@ -51,6 +52,30 @@ pub fn run(o: &Options) -> Result<()> {
     };
     size("before");
     let brain = super::brain(&scratch.location, embedder.clone())?;
+    // One check recorded on the other learner, then erased: the rest of its
+    // chain is replayed into a scratch store to re-derive beliefs and map.
+    let other = brain.subject("other/recall")?;
+    let check = tm_model::events::Event::new(
+        at,
+        tm_model::events::EventBody::Check {
+            topic: "osmosis".into(),
+            verdict: tm_model::episodes::Verdict::Wrong,
+            evaluation: None,
+            predicted: None,
+        },
+    );
+    let recorded = brain.record(&other, &[check])?;
+    reset_peak();
+    let t = Instant::now();
+    brain
+        .erase_episode(&other, recorded.head_seq, "bench", "", at)
+        .context("erasing one check")?;
+    println!(
+        "erased one check of a subject of {} episodes, its beliefs and map re-derived from the other {n}, in {:.2} s (transaction and compaction); peak RSS {}",
+        recorded.head_seq,
+        t.elapsed().as_secs_f64(),
+        peak_mib().map_or("unknown".into(), |m| format!("{m:.0} MiB"))
+    );
     reset_peak();
     let t = Instant::now();
     let erased = brain
