@@ -676,8 +676,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/subjects/{learner}/{subject}/grounding"),
     ("post", "/v1/admin/nightly"),
     ("delete", "/v1/subjects/{learner}/{subject}"),
+    ("delete", "/v1/subjects/{learner}/{subject}/episodes/{seq}"),
     ("delete", "/v1/learners/{learner}"),
     ("delete", "/v1/learners"),
+    ("get", "/v1/subjects/{learner}/{subject}/export"),
+    ("get", "/v1/learners/{learner}/export"),
 ];
 
 #[tokio::test]
