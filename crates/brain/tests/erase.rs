@@ -9,6 +9,8 @@ use tm_brain::block::BlockRequest;
 use tm_brain::{Brain, Scope};
 use tm_model::episodes::ChainState;
 
+mod common;
+
 /// In every text a learner can leave.
 const CANARY: &str = "Zqxv7731Canary";
 
@@ -205,31 +207,6 @@ fn with_one_check(with: bool) -> String {
         .join("\n")
 }
 
-/// What a store believes, without its ids (supports by the checks' times).
-fn beliefs_of(brain: &Brain, s: &tm_model::subject::Subject) -> Vec<serde_json::Value> {
-    let log = brain.episodes(s, 1, 1000).unwrap();
-    let when: std::collections::HashMap<i64, String> =
-        log.iter().map(|e| (e.id, e.at.to_rfc3339())).collect();
-    let mut out: Vec<serde_json::Value> = brain
-        .beliefs(s)
-        .unwrap()
-        .current
-        .iter()
-        .map(|b| {
-            let mut v = serde_json::to_value(b).unwrap();
-            let o = v.as_object_mut().unwrap();
-            o.remove("id");
-            o.insert(
-                "support".into(),
-                serde_json::json!(b.support.iter().map(|i| &when[i]).collect::<Vec<_>>()),
-            );
-            v
-        })
-        .collect();
-    out.sort_by_key(|v| v["subject_key"].to_string());
-    out
-}
-
 #[test]
 fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
     let dir = tempfile::tempdir().unwrap();
@@ -259,7 +236,7 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
     let before = brain.verify(&cy, None).unwrap();
     let bad = brain.episode_by_external_id(&cy, "bad").unwrap().unwrap();
     assert!(
-        beliefs_of(&brain, &cy)
+        common::portable_beliefs(&brain, &cy)
             .iter()
             .any(|b| b.to_string().contains(CANARY)),
         "a belief holds the canary (the unmapped topic as written)"
@@ -336,9 +313,9 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
 
     // Beliefs and map are what a store that never had the checks holds.
     let r = reference.subject("cy/cells").unwrap();
-    let mine = beliefs_of(&brain, &cy);
+    let mine = common::portable_beliefs(&brain, &cy);
     assert!(!mine.is_empty());
-    assert_eq!(mine, beliefs_of(&reference, &r));
+    assert_eq!(mine, common::portable_beliefs(&reference, &r));
     let map = |b: &Brain, s| {
         let mut v = serde_json::to_value(b.map(s).unwrap()).unwrap();
         // Version ids are each store's own.

@@ -12,6 +12,8 @@ use tm_brain::nightly::NightlyOptions;
 use tm_brain::{Brain, Scope};
 use tm_model::subject::Subject;
 
+mod common;
+
 fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()
 }
@@ -79,11 +81,11 @@ fn night(brain: &Brain, t: &str, since: Option<&str>) {
     );
 }
 
-/// The learner's data, with every store-local id replaced by what it means
-/// in the chain: episodes by seq, file versions by (name, number).
+/// The learner's data, with every store-local id left out or replaced by
+/// what it means in the chain: beliefs' checks by time, file versions by
+/// (name, number).
 fn portable(brain: &Brain, s: &Subject) -> (Vec<Value>, Vec<Value>, Value) {
     let log = brain.episodes(s, 1, 10_000).unwrap();
-    let seq_of: HashMap<i64, u64> = log.iter().map(|e| (e.id, e.seq)).collect();
     let episodes = log
         .iter()
         .map(|e| {
@@ -92,23 +94,7 @@ fn portable(brain: &Brain, s: &Subject) -> (Vec<Value>, Vec<Value>, Value) {
             v
         })
         .collect();
-    let mut beliefs: Vec<Value> = brain
-        .beliefs(s)
-        .unwrap()
-        .current
-        .iter()
-        .map(|b| {
-            let mut v = serde_json::to_value(b).unwrap();
-            let o = v.as_object_mut().unwrap();
-            o.remove("id");
-            o.insert(
-                "support".into(),
-                json!(b.support.iter().map(|i| seq_of[i]).collect::<Vec<_>>()),
-            );
-            v
-        })
-        .collect();
-    beliefs.sort_by_key(|b| b["subject_key"].to_string());
+    let beliefs = common::portable_beliefs(brain, s);
     let numbers: HashMap<i64, (String, i64)> = brain
         .file_versions(s)
         .unwrap()

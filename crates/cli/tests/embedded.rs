@@ -6,44 +6,15 @@ use tm_model::subject::SubjectKey;
 use tm_store::sqlite::SqliteStore;
 use tm_store::{Reader, require_subject};
 
-fn cli(db: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_tutor-memory"))
-        // The hashing embedder: the test is about indexing, not the model.
-        .env("TUTOR_MEMORY_EMBEDDER", "hash")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
+mod common;
+
+use common::{ok as cli, sample_taught};
 
 #[test]
 fn teach_and_answer_from_the_command_line_leave_no_episode_without_a_vector() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("e.db");
-    let sample = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/cell-biology/history.jsonl"
-    );
-    cli(&db, &["import", sample]);
-    let taught = cli(
-        &db,
-        &[
-            "teach",
-            "--subject",
-            "ana/cell-biology",
-            "--at",
-            "2026-11-20T10:00:00Z",
-            "Remember that ATP is the cell's energy currency",
-        ],
-    );
-    assert!(taught.contains("1 episode appended"), "{taught}");
+    sample_taught(&db);
     let answered = cli(
         &db,
         &[
@@ -86,23 +57,8 @@ fn teach_and_answer_from_the_command_line_leave_no_episode_without_a_vector() {
 fn an_export_folder_imports_into_a_new_store_with_the_same_heads() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("a.db");
-    let sample = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/cell-biology/history.jsonl"
-    );
-    cli(&db, &["import", sample]);
-    cli(&db, &["nightly", "--at", "2026-10-02T03:00:00Z"]);
-    cli(
-        &db,
-        &[
-            "teach",
-            "--subject",
-            "ana/cell-biology",
-            "--at",
-            "2026-11-20T10:00:00Z",
-            "Remember that ATP is the cell's energy currency",
-        ],
-    );
+    sample_taught(&db);
+    cli(&db, &["nightly", "--at", "2026-11-21T03:00:00Z"]);
     let out = dir.path().join("export");
     let said = cli(
         &db,

@@ -7,6 +7,8 @@
 use std::process::{Command, Output};
 use tm_store::postgres::cluster::TestDb;
 
+mod common;
+
 fn run(db: Option<&str>, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_tutor-memory"));
     // The hashing embedder: the test is about the copy, not the model.
@@ -38,22 +40,7 @@ fn a_sqlite_store_copied_to_postgres_is_the_same_memory() {
     };
     let dir = tempfile::tempdir().unwrap();
     let lite = dir.path().join("m.db").display().to_string();
-    let sample = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../examples/cell-biology/history.jsonl"
-    );
-    ok(Some(&lite), &["import", sample]);
-    ok(
-        Some(&lite),
-        &[
-            "teach",
-            "--subject",
-            "ana/cell-biology",
-            "--at",
-            "2026-11-20T10:00:00Z",
-            "Remember that ATP is the cell's energy currency",
-        ],
-    );
+    common::sample_taught(std::path::Path::new(&lite));
     ok(Some(&lite), &["nightly", "--at", "2026-11-21T03:00:00Z"]);
 
     let copied = ok(

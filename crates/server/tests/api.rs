@@ -144,6 +144,16 @@ impl Harness {
     }
 
     /// A subject for tenant a with a file, a conversation, checks and a quiz.
+    /// The episodes a list route answers.
+    async fn episodes(&self, uri: &str, key: &str) -> Vec<Value> {
+        let (s, v) = self.call("GET", uri, key, None).await;
+        assert_eq!(s, StatusCode::OK, "{v}");
+        v.as_array()
+            .or_else(|| v["episodes"].as_array())
+            .unwrap()
+            .clone()
+    }
+
     async fn sample(&self) {
         let (s, v) = self
             .call("POST", "/v1/subjects", &self.a,
@@ -1263,14 +1273,7 @@ async fn erasure_routes_are_tenant_scoped_and_leave_a_verifiable_chain() {
     assert_eq!(v["state"], "intact", "{v}");
     assert_eq!(v["erased"], 6);
     assert_eq!(v["erasures"][0]["scope"], "learner");
-    let (_, v) = h
-        .call("GET", "/v1/subjects/ana/cells/episodes", &h.a, None)
-        .await;
-    let list = v
-        .as_array()
-        .or_else(|| v["episodes"].as_array())
-        .unwrap()
-        .clone();
+    let list = h.episodes("/v1/subjects/ana/cells/episodes", &h.a).await;
     assert_eq!(list.len(), 6);
     assert!(
         list.iter().all(|e| e["erased"] == true && e["text"] == ""),
@@ -1420,14 +1423,7 @@ async fn export_routes_are_tenant_scoped_and_hold_the_learners_histories() {
 async fn one_episode_is_erased_with_a_reason() {
     let h = harness();
     h.sample().await;
-    let (_, v) = h
-        .call("GET", "/v1/subjects/ana/cells/episodes", &h.a, None)
-        .await;
-    let list = v
-        .as_array()
-        .or_else(|| v["episodes"].as_array())
-        .unwrap()
-        .clone();
+    let list = h.episodes("/v1/subjects/ana/cells/episodes", &h.a).await;
     let wrong = list
         .iter()
         .find(|e| e["external_id"] == "e4")

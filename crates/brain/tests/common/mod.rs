@@ -130,3 +130,30 @@ pub fn subject(store: &dyn Reader, key: &str) -> Subject {
 pub fn sqlite_memory() -> SqliteStore {
     SqliteStore::open_in_memory().unwrap()
 }
+
+/// A subject's current beliefs as JSON without anything only its store
+/// knows: no row ids, and the checks they rest on by their times — so two
+/// stores holding the same history compare equal.
+pub fn portable_beliefs(brain: &tm_brain::Brain, s: &Subject) -> Vec<serde_json::Value> {
+    let log = brain.episodes(s, 1, 100_000).unwrap();
+    let when: std::collections::HashMap<i64, String> =
+        log.iter().map(|e| (e.id, e.at.to_rfc3339())).collect();
+    let mut out: Vec<serde_json::Value> = brain
+        .beliefs(s)
+        .unwrap()
+        .current
+        .iter()
+        .map(|b| {
+            let mut v = serde_json::to_value(b).unwrap();
+            let o = v.as_object_mut().unwrap();
+            o.remove("id");
+            o.insert(
+                "support".into(),
+                serde_json::json!(b.support.iter().map(|i| &when[i]).collect::<Vec<_>>()),
+            );
+            v
+        })
+        .collect();
+    out.sort_by_key(|v| v["subject_key"].to_string());
+    out
+}

@@ -18,6 +18,40 @@ pub fn run(db: &Path, args: &[&str]) -> Output {
     tm(db).args(args).output().unwrap()
 }
 
+/// [`run`], which must succeed: its standard output.
+pub fn ok(db: &Path, args: &[&str]) -> String {
+    let out = run(db, args);
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The sample history (`examples/cell-biology`).
+pub const SAMPLE: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../examples/cell-biology/history.jsonl"
+);
+
+/// Imports the sample history into `db` and teaches one note on top.
+pub fn sample_taught(db: &Path) {
+    ok(db, &["import", SAMPLE]);
+    let taught = ok(
+        db,
+        &[
+            "teach",
+            "--subject",
+            "ana/cell-biology",
+            "--at",
+            "2026-11-20T10:00:00Z",
+            "Remember that ATP is the cell's energy currency",
+        ],
+    );
+    assert!(taught.contains("1 episode appended"), "{taught}");
+}
+
 /// `tutor-memory serve` on a free loopback port, once it answers /healthz:
 /// the process and its address.
 pub fn serve(db: &Path) -> (Child, String) {

@@ -1780,6 +1780,29 @@ pub(crate) fn claim_learner<C: GenericClient>(
 // ---------------------------------------------------------------- erasure
 
 /// Records the erasure and erases each subject (see `Tx::erase`).
+/// Writes the erasure record; its id.
+fn record_erasure<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    e: &tm_model::episodes::NewErasure,
+    subjects: usize,
+    episodes: usize,
+) -> Result<i64> {
+    Ok(c.query_one(
+        "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
+        &[
+            &to_ms(e.at),
+            &e.scope,
+            &e.target,
+            &e.reference,
+            &e.reason,
+            &(subjects as i64),
+            &(episodes as i64),
+        ],
+    )?
+    .get(0))
+}
+
 pub(crate) fn erase<C: GenericClient>(
     c: &mut Db<'_, C>,
     e: &tm_model::episodes::NewErasure,
@@ -1795,21 +1818,7 @@ pub(crate) fn erase<C: GenericClient>(
             .get(0);
         episodes += n as u64;
     }
-    let id: i64 = c
-        .query_one(
-            "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes)
-             VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id",
-            &[
-                &to_ms(e.at),
-                &e.scope,
-                &e.target,
-                &e.reference,
-                &e.reason,
-                &(subjects.len() as i64),
-                &(episodes as i64),
-            ],
-        )?
-        .get(0);
+    let id = record_erasure(c, e, subjects.len(), episodes as usize)?;
     for s in subjects {
         for sql in [
             "INSERT INTO erasing (subject_id) VALUES ($1)",
@@ -1871,20 +1880,7 @@ pub(crate) fn erase_episodes<C: GenericClient>(
         };
         ids.push(row.get(0));
     }
-    let erasure: i64 = c
-        .query_one(
-            "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes)
-             VALUES ($1, $2, $3, $4, $5, 1, $6) RETURNING id",
-            &[
-                &to_ms(e.at),
-                &e.scope,
-                &e.target,
-                &e.reference,
-                &e.reason,
-                &(ids.len() as i64),
-            ],
-        )?
-        .get(0);
+    let erasure = record_erasure(c, e, 1, ids.len())?;
     c.execute("INSERT INTO erasing (subject_id) VALUES ($1)", &[&s.id])?;
     // The postings go, and the subject's statistics lose what they counted.
     c.execute(

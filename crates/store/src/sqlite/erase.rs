@@ -20,19 +20,7 @@ pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Res
             |r| r.get::<_, i64>(0),
         )? as u64;
     }
-    c.execute(
-        "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        params![
-            crate::to_ms(e.at),
-            e.scope,
-            e.target,
-            e.reference,
-            e.reason,
-            subjects.len() as i64,
-            episodes as i64
-        ],
-    )?;
-    let id = c.last_insert_rowid();
+    let id = record(c, e, subjects.len(), episodes as usize)?;
     for s in subjects {
         erase_subject(c, s, id)?;
     }
@@ -68,18 +56,7 @@ pub(crate) fn erase_episodes(
             })?;
         rows.push(row);
     }
-    c.execute(
-        "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6)",
-        params![
-            crate::to_ms(e.at),
-            e.scope,
-            e.target,
-            e.reference,
-            e.reason,
-            rows.len() as i64
-        ],
-    )?;
-    let erasure = c.last_insert_rowid();
+    let erasure = record(c, e, 1, rows.len())?;
     c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
     for (id, text, concepts) in &rows {
         let concepts: Vec<String> = serde_json::from_str(concepts)
@@ -115,6 +92,23 @@ pub(crate) fn erase_episodes(
     }
     c.execute("DELETE FROM erasing WHERE subject_id = ?1", [s.id])?;
     Ok(e.recorded(erasure, 1, rows.len() as u64))
+}
+
+/// Writes the erasure record; its id.
+fn record(c: &Connection, e: &NewErasure, subjects: usize, episodes: usize) -> Result<i64> {
+    c.execute(
+        "INSERT INTO erasures (at, scope, target, reference, reason, subjects, episodes) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![
+            crate::to_ms(e.at),
+            e.scope,
+            e.target,
+            e.reference,
+            e.reason,
+            subjects as i64,
+            episodes as i64
+        ],
+    )?;
+    Ok(c.last_insert_rowid())
 }
 
 fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
