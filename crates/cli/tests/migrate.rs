@@ -20,13 +20,7 @@ fn run(db: Option<&str>, args: &[&str]) -> Output {
 }
 
 fn ok(db: Option<&str>, args: &[&str]) -> String {
-    let out = run(db, args);
-    assert!(
-        out.status.success(),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    common::succeeded(args, run(db, args))
 }
 
 #[test]

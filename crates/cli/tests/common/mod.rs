@@ -20,7 +20,11 @@ pub fn run(db: &Path, args: &[&str]) -> Output {
 
 /// [`run`], which must succeed: its standard output.
 pub fn ok(db: &Path, args: &[&str]) -> String {
-    let out = run(db, args);
+    succeeded(args, run(db, args))
+}
+
+/// The standard output of a run of `args` that must have succeeded.
+pub fn succeeded(args: &[&str], out: Output) -> String {
     assert!(
         out.status.success(),
         "{args:?}: {}",
