@@ -775,13 +775,21 @@ impl Brain {
         let (erasure, compaction) = self.pool.with(|store| {
             let erasure = store.write_with(|tx| {
                 tx.lock_subject(subject)?;
+                // What to erase is decided again under the lock: a night that
+                // ran meanwhile may have written a consolidation quoting it.
+                let changed = || {
+                    Error::Invalid(format!(
+                        "{} changed while its erasure was prepared; ask again",
+                        subject.key
+                    ))
+                };
+                if crate::erase::plan(&*tx, subject, seq)?.1 != seqs {
+                    return Err(changed());
+                }
                 if let Some(d) = &rederived
                     && tx.head(subject)? != d.head
                 {
-                    return Err(Error::Invalid(format!(
-                        "{} changed while its erasure was prepared; ask again",
-                        subject.key
-                    )));
+                    return Err(changed());
                 }
                 let erasure = tx.erase_episodes(&request, subject, &seqs, derived)?;
                 if let Some(d) = &rederived {

@@ -208,9 +208,7 @@ pub(crate) fn chain(r: &dyn Reader, s: &Subject, skip: &[u64]) -> Result<Chain> 
             if skip.contains(&e.seq) {
                 continue;
             }
-            if is_local(&e) {
-                local += 1;
-            }
+            let mut own_bytes = true;
             match e.kind {
                 Kind::Consolidation => items.push(Item::Night(Night {
                     at: e.at,
@@ -218,9 +216,13 @@ pub(crate) fn chain(r: &dyn Reader, s: &Subject, skip: &[u64]) -> Result<Chain> 
                     salt: e.salt,
                 })),
                 _ => {
-                    let event = event_of(r, s, &e, &versions)?;
+                    let (event, same) = event_of(r, s, &e, &versions)?;
+                    own_bytes = same;
                     items.push(Item::Event(Box::new((event, e.id, e.seq))));
                 }
+            }
+            if is_local(&e) || !own_bytes {
+                local += 1;
             }
         }
     }
@@ -301,8 +303,15 @@ fn is_local(e: &Episode) -> bool {
         || (e.kind == Kind::Consolidation && e.data.contains_key("headlines"))
 }
 
-/// The event an episode was recorded from.
-fn event_of(r: &dyn Reader, s: &Subject, e: &Episode, versions: &[FileVersion]) -> Result<Event> {
+/// The event an episode was recorded from, and whether it carries the
+/// file's bytes as stored (false: a file given as pages whose bytes would
+/// read back otherwise).
+fn event_of(
+    r: &dyn Reader,
+    s: &Subject,
+    e: &Episode,
+    versions: &[FileVersion],
+) -> Result<(Event, bool)> {
     let corrupt = |what: &str| {
         Error::Internal(format!(
             "{} episode {} (seq {}) cannot be exported: {what}",
@@ -322,6 +331,7 @@ fn event_of(r: &dyn Reader, s: &Subject, e: &Episode, versions: &[FileVersion]) 
             .and_then(Value::as_f64)
             .ok_or_else(|| corrupt(&format!("its data has no number \"{k}\"")))
     };
+    let mut same = true;
     let body = match e.kind {
         Kind::Question | Kind::Taught => EventBody::Learner {
             text: e.text.clone(),
@@ -390,15 +400,19 @@ fn event_of(r: &dyn Reader, s: &Subject, e: &Episode, versions: &[FileVersion]) 
             let pages = r.pages(v.id)?;
             let source = match tm_ingest::read_pages(&name, &bytes) {
                 Ok(p) if p.pages == pages => FileSource::Bytes(bytes),
-                _ => FileSource::Pages(pages),
+                _ => {
+                    same = pages.join("\u{c}").into_bytes() == bytes;
+                    FileSource::Pages(pages)
+                }
             };
             EventBody::File { name, source }
         }
         Kind::Consolidation => return Err(corrupt("a consolidation is a night, not an event")),
     };
-    Ok(Event::new(e.at, body)
+    let event = Event::new(e.at, body)
         .with_id(e.external_id.clone())
-        .with_salt(e.salt))
+        .with_salt(e.salt);
+    Ok((event, same))
 }
 
 /// Places the nights among the events and cuts the chain into histories

@@ -298,6 +298,25 @@ fn import_key(event: &Event, file: Option<&LoadedFile>) -> Hash {
     h.finalize().into()
 }
 
+/// The episode the subject already holds for this event: the one with its
+/// import key, or — an exported event, carrying its episode's salt — the
+/// one sealed with that salt (its import key differs: the export writes
+/// files by path and adds the salt).
+fn recorded_as(
+    r: &dyn Reader,
+    s: &Subject,
+    key: &Hash,
+    event: &Event,
+) -> Result<Option<(i64, u64)>> {
+    if let Some(found) = r.episode_by_import_key(s, key)? {
+        return Ok(Some(found));
+    }
+    match &event.salt {
+        Some(salt) => Ok(r.episode_by_salt(s, salt)?),
+        None => Ok(None),
+    }
+}
+
 /// Embeds `texts` (those not already in `into`) in batches.
 fn embed_into(
     embedder: &dyn Embedder,
@@ -381,8 +400,8 @@ pub fn prepare<'e>(
         .collect();
     let mut known = vec![false; events.len()];
     if let Some(s) = existing {
-        for (i, k) in keys.iter().enumerate() {
-            known[i] = r.episode_by_import_key(s, k)?.is_some();
+        for (i, (k, e)) in keys.iter().zip(events).enumerate() {
+            known[i] = recorded_as(r, s, k, e)?.is_some();
         }
     }
     for (i, (e, f)) in events.iter().zip(files.iter_mut()).enumerate() {
@@ -525,7 +544,7 @@ pub fn apply(
     for (i, event) in events.iter().enumerate() {
         run_nights(tx, i, &map, &mut map_changed)?;
         let key = prepared.keys[i];
-        if let Some((id, seq)) = tx.episode_by_import_key(&subject, &key)? {
+        if let Some((id, seq)) = recorded_as(&*tx, &subject, &key, event)? {
             out.push(RecordedEpisode {
                 id,
                 seq,

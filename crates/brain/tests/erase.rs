@@ -200,6 +200,7 @@ fn with_one_check(with: bool) -> String {
         lines.push(serde_json::json!({"type":"check","at":"2026-03-04T11:30:00Z","topic":"Osmosis","verdict":"wrong","evaluation":format!("Wrote {CANARY} for osmosis")}));
     }
     lines.push(serde_json::json!({"type":"learner","at":"2026-03-05T09:00:00Z","text":"What is diffusion?"}));
+    lines.push(serde_json::json!({"type":"learner","at":"2026-04-24T09:00:00Z","text":"Back after a break."}));
     lines
         .iter()
         .map(|l| l.to_string())
@@ -225,9 +226,14 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
             &mut |_, _, _| {},
         )
         .unwrap();
-        // A night over the checks' day (its consolidation quotes them), and
-        // the next.
-        for t in ["2026-03-05T03:00:00Z", "2026-03-06T03:00:00Z"] {
+        // A night over the checks' day (its consolidation quotes them), the
+        // next, and one 50 days on that decays the beliefs (its log names
+        // them: the canary topic among them).
+        for t in [
+            "2026-03-05T03:00:00Z",
+            "2026-03-06T03:00:00Z",
+            "2026-04-25T03:00:00Z",
+        ] {
             b.nightly(at(t), &Default::default(), &mut |_, _| {})
                 .unwrap();
         }
@@ -242,13 +248,24 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
         "a belief holds the canary (the unmapped topic as written)"
     );
 
+    if sqlite {
+        // The night's log names the decayed beliefs, the canary topic too.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let logged: String = c
+            .query_row("SELECT group_concat(summary) FROM nightly_runs", [], |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert!(logged.contains(CANARY), "{logged}");
+    }
+
     // Bad input first: an unknown seq, a file, a reason too long.
     assert!(matches!(
-        brain.erase_episode(&cy, 999, "", "", at("2026-04-01T00:00:00Z")),
+        brain.erase_episode(&cy, 999, "", "", at("2026-05-01T00:00:00Z")),
         Err(tm_brain::Error::NotFound(_))
     ));
     assert!(matches!(
-        brain.erase_episode(&cy, 1, "", "", at("2026-04-01T00:00:00Z")),
+        brain.erase_episode(&cy, 1, "", "", at("2026-05-01T00:00:00Z")),
         Err(tm_brain::Error::Invalid(_))
     ));
     assert!(matches!(
@@ -257,7 +274,7 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
             bad.seq,
             &"r".repeat(201),
             "",
-            at("2026-04-01T00:00:00Z")
+            at("2026-05-01T00:00:00Z")
         ),
         Err(tm_brain::Error::Invalid(_))
     ));
@@ -275,7 +292,7 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
             bad.seq,
             "a wrong fact",
             "ticket 9",
-            at("2026-04-01T00:00:00Z"),
+            at("2026-05-01T00:00:00Z"),
         )
         .unwrap();
     assert_eq!(erased.erasure.scope, "episode");
@@ -291,11 +308,11 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
             second,
             "a wrong fact",
             "ticket 9",
-            at("2026-04-01T00:00:01Z"),
+            at("2026-05-01T00:00:01Z"),
         )
         .unwrap();
     assert!(matches!(
-        brain.erase_episode(&cy, bad.seq, "", "", at("2026-04-01T00:00:02Z")),
+        brain.erase_episode(&cy, bad.seq, "", "", at("2026-05-01T00:00:02Z")),
         Err(tm_brain::Error::NotFound(_))
     ));
 

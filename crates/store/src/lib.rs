@@ -236,6 +236,9 @@ pub trait Reader {
     fn subject_episodes_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<Episode>>;
     /// The (id, seq) of the subject's episode recorded with this import key.
     fn episode_by_import_key(&self, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>>;
+    /// The (id, seq) of the subject's episode sealed with this encoding-2
+    /// salt (16 random bytes: an export's event carrying it is that episode).
+    fn episode_by_salt(&self, s: &Subject, salt: &[u8]) -> Result<Option<(i64, u64)>>;
     /// (month `YYYY-MM` UTC, kind, verdict or "", count) over the subject's episodes.
     fn activity_by_month(&self, s: &Subject) -> Result<Vec<(String, String, String, usize)>>;
     /// Whether a history file with this checksum was imported into the subject.

@@ -103,6 +103,7 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
             ("scope", Text),
             ("target", Text),
             ("reference", Text),
+            ("reason", Text),
             ("subjects", Int),
             ("episodes", Int),
         ],

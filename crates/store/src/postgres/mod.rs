@@ -336,6 +336,9 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn episode_by_import_key(&self, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>> {
         self.with(|c| q::by_import_key(c, s, key))
     }
+    fn episode_by_salt(&self, s: &Subject, salt: &[u8]) -> Result<Option<(i64, u64)>> {
+        self.with(|c| q::by_salt(c, s, salt))
+    }
     fn activity_by_month(&self, s: &Subject) -> Result<Vec<(String, String, String, usize)>> {
         self.with(|c| q::activity_by_month(c, s))
     }

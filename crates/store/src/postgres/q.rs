@@ -354,6 +354,18 @@ pub(crate) fn by_import_key<C: GenericClient>(
     .map(|r| (r.get(0), r.get::<_, i64>(1) as u64)))
 }
 
+pub(crate) fn by_salt<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    s: &Subject,
+    salt: &[u8],
+) -> Result<Option<(i64, u64)>> {
+    Ok(c.query_opt(
+        "SELECT id, seq FROM episodes WHERE subject_id = $1 AND salt = $2",
+        &[&s.id, &salt],
+    )?
+    .map(|r| (r.get(0), r.get::<_, i64>(1) as u64)))
+}
+
 pub(crate) fn imported<C: GenericClient>(
     c: &mut Db<'_, C>,
     s: &Subject,
@@ -1914,6 +1926,27 @@ pub(crate) fn erase_episodes<C: GenericClient>(
     let mut tables = vec!["working_sets", "self_models"];
     if derived {
         tables.extend(["concept_maps", "beliefs"]);
+        // The night's log names the beliefs it decayed: it keeps their count.
+        let runs: Vec<(String, i64, String)> = c
+            .query(
+                "SELECT day, at, summary FROM nightly_runs WHERE subject_id = $1",
+                &[&s.id],
+            )?
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        for (day, at, summary) in runs {
+            if let Some(scrubbed) = tm_model::nightly::summary_without_names(&summary) {
+                c.execute(
+                    "DELETE FROM nightly_runs WHERE subject_id = $1 AND day = $2",
+                    &[&s.id, &day],
+                )?;
+                c.execute(
+                    "INSERT INTO nightly_runs (subject_id, day, at, summary) VALUES ($1, $2, $3, $4)",
+                    &[&s.id, &day, &at, &scrubbed],
+                )?;
+            }
+        }
     }
     for t in tables {
         c.execute(&format!("DELETE FROM {t} WHERE subject_id = $1"), &[&s.id])?;

@@ -365,8 +365,10 @@ DROP TRIGGER file_versions_no_delete ON file_versions;
 CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
   FOR EACH ROW EXECUTE FUNCTION tm_refuse_unless_erasing('file versions are never deleted: mark them removed');
 "#,
-    // 4: an erasure of single episodes says why (`reason`; scope `episode`).
+    // 4: an erasure of single episodes says why (`reason`; scope `episode`);
+    //    an exported event is recognised by its episode's salt.
     r#"
 ALTER TABLE erasures ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+CREATE INDEX episodes_by_salt ON episodes (subject_id, salt) WHERE salt IS NOT NULL;
 "#,
 ];

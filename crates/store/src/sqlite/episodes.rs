@@ -252,6 +252,16 @@ pub(crate) fn by_import_key(c: &Connection, s: &Subject, key: &Hash) -> Result<O
     )
 }
 
+pub(crate) fn by_salt(c: &Connection, s: &Subject, salt: &[u8]) -> Result<Option<(i64, u64)>> {
+    Ok(
+        c.prepare_cached("SELECT id, seq FROM episodes WHERE subject_id = ?1 AND salt = ?2")?
+            .query_row(params![s.id, salt], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)? as u64))
+            })
+            .optional()?,
+    )
+}
+
 pub(crate) fn imported(c: &Connection, s: &Subject, sha256: &str) -> Result<bool> {
     Ok(
         c.prepare_cached("SELECT 1 FROM imports WHERE subject_id = ?1 AND sha256 = ?2")?

@@ -86,6 +86,23 @@ pub(crate) fn erase_episodes(
     let mut tables = vec!["working_sets", "self_models"];
     if derived {
         tables.extend(["concept_maps", "beliefs"]);
+        // The night's log names the beliefs it decayed: it keeps their count.
+        let runs: Vec<(String, i64, String)> = c
+            .prepare("SELECT day, at, summary FROM nightly_runs WHERE subject_id = ?1")?
+            .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        for (day, at, summary) in runs {
+            if let Some(scrubbed) = tm_model::nightly::summary_without_names(&summary) {
+                c.execute(
+                    "DELETE FROM nightly_runs WHERE subject_id = ?1 AND day = ?2",
+                    params![s.id, day],
+                )?;
+                c.execute(
+                    "INSERT INTO nightly_runs (subject_id, day, at, summary) VALUES (?1, ?2, ?3, ?4)",
+                    params![s.id, day, at, scrubbed],
+                )?;
+            }
+        }
     }
     for t in tables {
         c.execute(&format!("DELETE FROM {t} WHERE subject_id = ?1"), [s.id])?;

@@ -330,6 +330,9 @@ impl<T: Conn> Reader for T {
     fn episode_by_import_key(&self, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>> {
         episodes::by_import_key(self.conn(), s, key)
     }
+    fn episode_by_salt(&self, s: &Subject, salt: &[u8]) -> Result<Option<(i64, u64)>> {
+        episodes::by_salt(self.conn(), s, salt)
+    }
     fn activity_by_month(&self, s: &Subject) -> Result<Vec<(String, String, String, usize)>> {
         nightly::activity_by_month(self.conn(), s)
     }

@@ -313,9 +313,11 @@ CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
 WHEN NOT EXISTS (SELECT 1 FROM files f JOIN erasing e ON e.subject_id = f.subject_id WHERE f.id = OLD.file_id)
 BEGIN SELECT RAISE(ABORT, 'file versions are never deleted: mark them removed'); END;
 "#,
-    // 10: an erasure of single episodes says why (`reason`; scope `episode`).
+    // 10: an erasure of single episodes says why (`reason`; scope `episode`);
+    //     an exported event is recognised by its episode's salt.
     r#"
 ALTER TABLE erasures ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+CREATE INDEX episodes_by_salt ON episodes (subject_id, salt) WHERE salt IS NOT NULL;
 "#,
 ];
 
