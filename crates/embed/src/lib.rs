@@ -11,6 +11,7 @@
 //! Every vector is L2-normalised, so [`cosine`] is a dot product. Store [`Embedder::name`]
 //! beside each vector: a different name means the vectors are not comparable.
 
+mod e5;
 mod error;
 pub mod fetch;
 mod hash;
@@ -20,6 +21,7 @@ mod openai;
 use std::path::Path;
 use std::str::FromStr;
 
+pub use e5::E5;
 pub use error::{Error, Result};
 pub use fetch::{cache_dir, resolve_model_dir};
 pub use hash::HashEmbedder;
@@ -56,6 +58,17 @@ impl Calibration {
         match_full: 0.8,
         route_floor: 0.5,
     };
+    /// multilingual-e5-small: its cosines sit high and close together
+    /// (unrelated short texts around 0.7–0.78, related ones from about 0.8,
+    /// paraphrases and translations above 0.88), so every threshold is higher
+    /// than MiniLM's; measured on named cases (`tests/e5.rs`).
+    pub const E5: Calibration = Calibration {
+        semantic: true,
+        merge_threshold: Some(0.93),
+        match_floor: 0.8,
+        match_full: 0.92,
+        route_floor: 0.85,
+    };
     /// The hashing embedder: unrelated texts share character n-grams, so its
     /// cosines run higher and say nothing of meaning; only a near-exact name routes.
     pub const HASHED: Calibration = Calibration {
@@ -79,8 +92,15 @@ pub trait Embedder: Send + Sync {
     fn name(&self) -> &str;
     /// Length of every vector this embedder returns.
     fn dim(&self) -> usize;
-    /// One vector per text, in input order.
+    /// One vector per text, in input order: texts to be found (episodes,
+    /// passages, concept names).
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// One vector per question, in input order. A model trained with
+    /// separate query and passage prefixes (e5) marks these as queries;
+    /// others embed them as any text.
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.embed(texts)
+    }
     /// One text's vector.
     fn embed_one(&self, text: &str) -> Result<Vec<f32>> {
         self.embed(&[text])?
@@ -126,10 +146,11 @@ pub(crate) fn l2_normalise(v: &mut [f32]) {
     }
 }
 
-/// Which embedder to use, as named on the command line (`minilm`, `openai`, `hash`).
+/// Which embedder to use, as named on the command line (`minilm`, `e5`, `openai`, `hash`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EmbedderChoice {
     MiniLm,
+    E5,
     OpenAi,
     Hash,
 }
@@ -140,20 +161,23 @@ impl FromStr for EmbedderChoice {
     fn from_str(s: &str) -> Result<Self> {
         match s.trim().to_ascii_lowercase().as_str() {
             "minilm" => Ok(EmbedderChoice::MiniLm),
+            "e5" => Ok(EmbedderChoice::E5),
             "openai" => Ok(EmbedderChoice::OpenAi),
             "hash" => Ok(EmbedderChoice::Hash),
             other => Err(Error::Config(format!(
-                "unknown embedder {other:?}: expected minilm, openai or hash"
+                "unknown embedder {other:?}: expected minilm, e5, openai or hash"
             ))),
         }
     }
 }
 
 /// Builds the chosen embedder, failing loudly if it cannot be had (no fallback).
-/// `model_dir` only matters for MiniLM; OpenAI reads its settings from the environment.
+/// `model_dir` is MiniLM's folder, or e5's (holding `e5-small-q4.bin`); OpenAI reads its
+/// settings from the environment.
 pub fn embedder(choice: EmbedderChoice, model_dir: Option<&Path>) -> Result<Box<dyn Embedder>> {
     Ok(match choice {
         EmbedderChoice::MiniLm => Box::new(MiniLm::load_default(model_dir)?),
+        EmbedderChoice::E5 => Box::new(E5::load_default(model_dir)?),
         EmbedderChoice::OpenAi => Box::new(OpenAiEmbedder::from_env()?),
         EmbedderChoice::Hash => Box::new(HashEmbedder::new()),
     })
@@ -208,7 +232,7 @@ mod tests {
             EmbedderChoice::Hash
         );
         let msg = "bert".parse::<EmbedderChoice>().unwrap_err().to_string();
-        assert!(msg.contains("minilm, openai or hash"), "{msg}");
+        assert!(msg.contains("minilm, e5, openai or hash"), "{msg}");
     }
 
     #[test]
