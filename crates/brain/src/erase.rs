@@ -191,6 +191,9 @@ impl Embedder for Stored<'_> {
     fn dim(&self) -> usize {
         self.inner.dim()
     }
+    fn embed_queries(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        self.inner.embed_queries(texts)
+    }
     fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
         let missing: Vec<&str> = texts
             .iter()

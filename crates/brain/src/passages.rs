@@ -35,7 +35,7 @@ pub fn passages(
     } else {
         Some(
             embedder
-                .embed_one(question)
+                .embed_query(question)
                 .map_err(|e| Error::Embed(e.to_string()))?,
         )
     };

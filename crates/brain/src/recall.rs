@@ -412,7 +412,7 @@ impl Recaller {
             return Ok(None);
         }
         self.embedder
-            .embed_one(question)
+            .embed_query(question)
             .map(Some)
             .map_err(|e| Error::Embed(e.to_string()))
     }

@@ -53,3 +53,195 @@ fn vectors_match_the_reference_engine_in_eight_languages() {
     );
     assert!(worst.0 >= 0.99, "{worst:?}");
 }
+
+/// Named cases the thresholds of `Calibration::E5` are set by (and held to):
+/// what must merge, match or route, and what must not.
+mod cases {
+    /// Concept names that are one concept (spelling, number, language).
+    pub const SAME_CONCEPT: &[(&str, &str)] = &[
+        ("Mitochondrion", "Mitochondria"),
+        ("Photosynthesis", "Fotosíntesis"),
+        ("Photosynthesis", "Photosynthese"),
+        ("Cell membrane", "Membrana celular"),
+        ("Osmosis", "Osmose"),
+        ("Krebs cycle", "Ciclo de Krebs"),
+        ("Linear function", "Función lineal"),
+        ("Chloroplast", "Chloroplasts"),
+    ];
+    /// Concept names that are different concepts of one subject.
+    pub const OTHER_CONCEPT: &[(&str, &str)] = &[
+        ("Osmosis", "Diffusion"),
+        ("Mitochondria", "Chloroplasts"),
+        ("Nucleus", "Ribosome"),
+        ("Slope", "Intercept"),
+        ("Photosynthesis", "Cellular respiration"),
+        ("Cell membrane", "Cell wall"),
+        ("Linear function", "Quadratic function"),
+        ("Fotosíntesis", "Respiración celular"),
+    ];
+    /// A question and an episode that answers it (any language pair).
+    pub const ANSWERS: &[(&str, &str)] = &[
+        ("What is osmosis?", "Osmosis moves water across a membrane."),
+        (
+            "¿Qué es la ósmosis?",
+            "Osmosis moves water across a membrane.",
+        ),
+        (
+            "What does the mitochondria do?",
+            "Las mitocondrias liberan energía de los alimentos.",
+        ),
+        (
+            "Wie löse ich 3x + 5 = 20?",
+            "Subtract five from both sides, then divide by three.",
+        ),
+        (
+            "Apa itu fotosintesis?",
+            "Photosynthesis turns light into chemical energy in the chloroplasts.",
+        ),
+        (
+            "Che cos'è la pendenza di una retta?",
+            "The slope of a line is rise over run.",
+        ),
+        (
+            "What did I get wrong about enzymes?",
+            "Check on enzymes: wrong. Said enzymes are used up.",
+        ),
+        (
+            "ما هي الخاصية الأسموزية؟",
+            "Osmosis moves water across a membrane.",
+        ),
+    ];
+    /// A question and an episode about something else.
+    pub const UNRELATED: &[(&str, &str)] = &[
+        ("What is osmosis?", "The French Revolution began in 1789."),
+        ("¿Qué es la ósmosis?", "How do I solve 3x + 5 = 20?"),
+        (
+            "What does the mitochondria do?",
+            "Quiz on fractions: 7 out of 10.",
+        ),
+        ("Wie löse ich 3x + 5 = 20?", "Chloroplasts capture light."),
+        (
+            "Apa itu fotosintesis?",
+            "Newton's second law: force equals mass times acceleration.",
+        ),
+        (
+            "Che cos'è la pendenza di una retta?",
+            "Ribosomes build proteins from amino acids.",
+        ),
+        (
+            "What did I get wrong about enzymes?",
+            "Water boils at 100 degrees at sea level.",
+        ),
+        (
+            "ما هي الخاصية الأسموزية؟",
+            "The slope of a line is rise over run.",
+        ),
+    ];
+    /// A question and the concept name it should route to, and a wrong one.
+    pub const ROUTES: &[(&str, &str, &str)] = &[
+        ("What is osmosis?", "Osmosis", "Nucleus"),
+        (
+            "¿Cómo funciona la fotosíntesis?",
+            "Photosynthesis",
+            "Mitochondria",
+        ),
+        (
+            "Was machen die Mitochondrien?",
+            "Mitochondria",
+            "Photosynthesis",
+        ),
+        (
+            "Bagaimana cara menghitung kemiringan garis?",
+            "Slope",
+            "Ribosome",
+        ),
+        (
+            "Come si risolve un'equazione lineare?",
+            "Linear equation",
+            "Cell membrane",
+        ),
+        ("What do ribosomes make?", "Ribosome", "Slope"),
+    ];
+}
+
+#[test]
+fn the_e5_thresholds_separate_the_named_cases() {
+    let Some(m) = model() else { return };
+    let cal = m.calibration();
+    let pair = |a: &str, b: &str, query: bool| {
+        let va = if query {
+            m.embed_query(a).unwrap()
+        } else {
+            m.embed_one(a).unwrap()
+        };
+        cosine(&va, &m.embed_one(b).unwrap())
+    };
+    let same: Vec<f32> = cases::SAME_CONCEPT
+        .iter()
+        .map(|(a, b)| pair(a, b, false))
+        .collect();
+    let other: Vec<f32> = cases::OTHER_CONCEPT
+        .iter()
+        .map(|(a, b)| pair(a, b, false))
+        .collect();
+    let answers: Vec<f32> = cases::ANSWERS
+        .iter()
+        .map(|(a, b)| pair(a, b, true))
+        .collect();
+    let unrelated: Vec<f32> = cases::UNRELATED
+        .iter()
+        .map(|(a, b)| pair(a, b, true))
+        .collect();
+    let right: Vec<f32> = cases::ROUTES
+        .iter()
+        .map(|(q, r, _)| pair(q, r, true))
+        .collect();
+    let wrong: Vec<f32> = cases::ROUTES
+        .iter()
+        .map(|(q, _, w)| pair(q, w, true))
+        .collect();
+    let span = |v: &[f32]| {
+        (
+            v.iter().copied().fold(f32::INFINITY, f32::min),
+            v.iter().copied().fold(f32::NEG_INFINITY, f32::max),
+        )
+    };
+    for (name, v) in [
+        ("same concept", &same),
+        ("other concept", &other),
+        ("answers", &answers),
+        ("unrelated", &unrelated),
+        ("right route", &right),
+        ("wrong route", &wrong),
+    ] {
+        let (lo, hi) = span(v);
+        println!("{name:>14}: {lo:.3} – {hi:.3}  {v:.3?}");
+    }
+    // Nothing false passes a threshold (a wrong merge or route misleads the
+    // tutor; a missed one only loses a link), and most true cases do.
+    let merge = cal.merge_threshold.unwrap();
+    let passing = |v: &[f32], t: f32| v.iter().filter(|c| **c >= t).count();
+    assert_eq!(passing(&other, merge), 0, "two concepts merge");
+    assert_eq!(
+        passing(&unrelated, cal.match_floor),
+        0,
+        "an unrelated episode matches"
+    );
+    assert_eq!(
+        passing(&wrong, cal.route_floor),
+        0,
+        "a question routes to a wrong concept"
+    );
+    assert!(
+        passing(&same, merge) >= 5,
+        "too few names that are one concept merge"
+    );
+    assert!(
+        passing(&answers, cal.match_floor) >= 6,
+        "too few answers match"
+    );
+    assert!(
+        passing(&right, cal.route_floor) >= 5,
+        "too few questions route"
+    );
+}
