@@ -29,6 +29,10 @@ pub enum What {
     Locomo(programs::locomo::Options),
     /// Recall latency per subject size, with and without the question's embedding.
     Recall(programs::recall::Options),
+    /// Cross-lingual recall@k of each embedder: a question in one language
+    /// finding what was written in another (parallel textbook chapters, and
+    /// our own sample history).
+    Crosslingual(programs::crosslingual::Options),
 }
 
 pub fn run(what: What) -> Result<ExitCode> {
@@ -42,6 +46,7 @@ pub fn run(what: What) -> Result<ExitCode> {
         What::Quality(o) => programs::quality::run(&o),
         What::Locomo(o) => programs::locomo::run(&o),
         What::Recall(o) => programs::recall::run(&o),
+        What::Crosslingual(o) => programs::crosslingual::run(&o),
     }?;
     Ok(ExitCode::SUCCESS)
 }

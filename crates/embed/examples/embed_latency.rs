@@ -1,12 +1,13 @@
 //! How long does embedding take? Prints p50/p95/p99 for one short query and for a batch of
-//! 32 episode-length texts, with MiniLM (when it can be loaded) and the hashing embedder.
+//! 32 episode-length texts, and the throughput of each, with MiniLM and multilingual-e5-small
+//! (each when it can be loaded) and the hashing embedder, in one run.
 //!
 //! Run: `cargo run --release -p tm-embed --example embed_latency [-- --model-dir DIR]`
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use tm_embed::{Embedder, HashEmbedder, MiniLm};
+use tm_embed::{E5, Embedder, HashEmbedder, MiniLm};
 
 const QUERY: &str = "what did we cover about cell membranes last week?";
 
@@ -31,10 +32,11 @@ fn percentiles(mut samples: Vec<Duration>) -> (f64, f64, f64) {
     (at(0.50), at(0.95), at(0.99))
 }
 
-fn measure(label: &str, runs: usize, mut f: impl FnMut()) {
+fn measure(label: &str, runs: usize, texts: usize, mut f: impl FnMut()) {
     for _ in 0..runs.div_ceil(10) {
         f(); // warm-up
     }
+    let started = Instant::now();
     let samples: Vec<Duration> = (0..runs)
         .map(|_| {
             let t = Instant::now();
@@ -42,8 +44,11 @@ fn measure(label: &str, runs: usize, mut f: impl FnMut()) {
             t.elapsed()
         })
         .collect();
+    let per_s = (runs * texts) as f64 / started.elapsed().as_secs_f64();
     let (p50, p95, p99) = percentiles(samples);
-    println!("{label:<44} n={runs:<4} p50 {p50:8.3} ms  p95 {p95:8.3} ms  p99 {p99:8.3} ms");
+    println!(
+        "{label:<48} n={runs:<4} p50 {p50:8.3} ms  p95 {p95:8.3} ms  p99 {p99:8.3} ms  {per_s:8.1} texts/s"
+    );
 }
 
 fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
@@ -52,8 +57,9 @@ fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
     measure(
         &format!("{}: one short query", e.name()),
         query_runs,
+        1,
         || {
-            e.embed_one(QUERY)
+            e.embed_query(QUERY)
                 .map(drop)
                 .unwrap_or_else(|err| panic!("{err}"));
         },
@@ -61,6 +67,7 @@ fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
     measure(
         &format!("{}: batch of 32 episodes", e.name()),
         batch_runs,
+        32,
         || {
             e.embed(&batch)
                 .map(drop)
@@ -87,6 +94,14 @@ fn main() {
             bench(&m, 300, 20);
         }
         Err(e) => println!("MiniLM skipped: {e}"),
+    }
+    let t = Instant::now();
+    match E5::load_default(None) {
+        Ok(m) => {
+            println!("e5 loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+            bench(&m, 300, 20);
+        }
+        Err(e) => println!("e5 skipped: {e}"),
     }
     bench(&HashEmbedder::new(), 2000, 200);
 }
