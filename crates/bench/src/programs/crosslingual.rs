@@ -57,12 +57,12 @@ struct Task {
 
 /// Each module's subsections as (heading, first paragraph of at least 20
 /// words before the next heading), in order.
-fn sections(text: &str) -> Vec<Vec<(String, String)>> {
-    let mut modules: Vec<Vec<(String, String)>> = Vec::new();
+fn sections(text: &str) -> Vec<Vec<Section>> {
+    let mut modules: Vec<Vec<Section>> = Vec::new();
     let mut heading: Option<String> = None;
     let mut para = String::new();
     let mut taken = false;
-    let close = |modules: &mut Vec<Vec<(String, String)>>,
+    let close = |modules: &mut Vec<Vec<Section>>,
                  heading: &mut Option<String>,
                  para: &mut String,
                  taken: &mut bool| {
@@ -105,8 +105,11 @@ fn sections(text: &str) -> Vec<Vec<(String, String)>> {
     modules
 }
 
+/// A subsection: its heading and its first paragraph.
+type Section = (String, String);
+
 /// The aligned (English, Spanish) subsections of the two chapters.
-fn textbook_pairs(dir: &Path) -> Result<Option<Vec<[(String, String); 2]>>> {
+fn textbook_pairs(dir: &Path) -> Result<Option<Vec<[Section; 2]>>> {
     let (en, es) = (dir.join(EN), dir.join(ES));
     if !en.is_file() || !es.is_file() {
         return Ok(None);
@@ -128,7 +131,7 @@ fn textbook_pairs(dir: &Path) -> Result<Option<Vec<[(String, String); 2]>>> {
     Ok(Some(pairs))
 }
 
-fn textbook_tasks(pairs: &[[(String, String); 2]]) -> Vec<Task> {
+fn textbook_tasks(pairs: &[[Section; 2]]) -> Vec<Task> {
     let cut = |p: &str| p.split_whitespace().take(80).collect::<Vec<_>>().join(" ");
     let langs = ["en", "es"];
     let mut tasks = Vec::new();
