@@ -185,28 +185,70 @@ pub fn history(c: &Conversation) -> String {
     lines.join("\n") + "\n"
 }
 
-/// Mean evidence recall per method and category.
+/// Mean evidence recall per method and category, at one budget.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub budget: usize,
     pub embedder: String,
-    /// method → category → (sum of recall, questions)
-    pub cells: BTreeMap<String, BTreeMap<u8, (f64, usize)>>,
+    /// method → category → (sum of recall, questions): an evidence turn
+    /// counts when its id is among the block's (the baselines': the turns that fit).
+    pub cells: Cells,
+    /// The same by content ([`carried`]): an evidence turn counts only when
+    /// a line of the block holds every distinctive word of it. A baseline
+    /// holds whole turns, so there it equals the id score.
+    pub content: Cells,
+    /// Block precision: the share of the recalled episodes' tokens (their
+    /// texts, as a baseline counts them) that come from evidence turns.
+    pub precision: Cells,
     /// QA items left out: none of their evidence ids names a turn.
     pub skipped: usize,
     pub seconds: f64,
 }
 
+/// Whether a block carries an evidence turn's content: some line of it
+/// holds every distinctive word of the turn, so a line cut or excerpted past
+/// the words that matter does not count. `None` when the turn has no
+/// distinctive word (then its id decides).
+pub fn carried(block: &str, turn: &str) -> Option<bool> {
+    let want = distinctive_terms(turn);
+    if want.is_empty() {
+        return None;
+    }
+    Some(
+        block
+            .lines()
+            .any(|line| tm_model::recall::lexical_overlap(&want, line) >= 1.0),
+    )
+}
+
+/// method → category → (sum, questions).
+pub type Cells = BTreeMap<String, BTreeMap<u8, (f64, usize)>>;
+
+fn add(cells: &mut Cells, method: &str, category: u8, value: f64) {
+    let cell = cells
+        .entry(method.to_string())
+        .or_default()
+        .entry(category)
+        .or_default();
+    cell.0 += value;
+    cell.1 += 1;
+}
+
+/// Mean of a method over categories 1–4.
+fn overall_of(cells: &Cells, method: &str) -> (f64, usize) {
+    cells.get(method).map_or((0.0, 0), |per| {
+        let (s, n) = per
+            .iter()
+            .filter(|(c, _)| (1..=4).contains(*c))
+            .fold((0.0, 0), |(s, n), (_, (a, b))| (s + a, n + b));
+        (if n == 0 { 0.0 } else { s / n as f64 }, n)
+    })
+}
+
 impl Report {
     /// Mean recall of a method over categories 1–4.
     pub fn overall(&self, method: &str) -> (f64, usize) {
-        self.cells.get(method).map_or((0.0, 0), |per| {
-            let (s, n) = per
-                .iter()
-                .filter(|(c, _)| (1..=4).contains(*c))
-                .fold((0.0, 0), |(s, n), (_, (a, b))| (s + a, n + b));
-            (if n == 0 { 0.0 } else { s / n as f64 }, n)
-        })
+        overall_of(&self.cells, method)
     }
 }
 
@@ -247,16 +289,16 @@ fn fill(ranked: &[i64], cost: &HashMap<i64, usize>, budget: usize) -> Vec<i64> {
     out
 }
 
-/// Runs every method on every QA item.
+/// Runs every method on every QA item at each budget: one report a budget.
 pub fn run(
     brain: &Brain,
     convs: &[Conversation],
     subjects: &[Subject],
-    budget: usize,
+    budgets: &[usize],
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<Report> {
+) -> Result<Vec<Report>> {
     let started = std::time::Instant::now();
-    let mut cells: BTreeMap<String, BTreeMap<u8, (f64, usize)>> = BTreeMap::new();
+    let mut per: Vec<(Cells, Cells, Cells)> = vec![Default::default(); budgets.len()];
     let mut skipped = 0;
     let total: usize = convs.iter().map(|c| c.qa.len()).sum();
     let mut done = 0;
@@ -267,6 +309,10 @@ pub fn run(
         let dia: HashMap<i64, String> = episodes
             .iter()
             .filter_map(|e| Some((e.id, e.external_id.clone()?)))
+            .collect();
+        let by_dia: HashMap<&str, &str> = episodes
+            .iter()
+            .filter_map(|e| Some((e.external_id.as_deref()?, e.text.as_str())))
             .collect();
         let known: HashSet<&str> = dia.values().map(String::as_str).collect();
         let cost: HashMap<i64, usize> = episodes
@@ -292,22 +338,46 @@ pub fn run(
                 skipped += 1;
                 continue;
             }
-            let score = |ids: &[i64]| -> f64 {
-                let got: HashSet<&str> = ids
-                    .iter()
+            let found = |ids: &[i64]| -> HashSet<&str> {
+                ids.iter()
                     .filter_map(|i| dia.get(i))
                     .map(String::as_str)
-                    .collect();
-                evidence.iter().filter(|e| got.contains(*e)).count() as f64 / evidence.len() as f64
+                    .collect()
             };
-            let mut record = |method: &str, r: f64| {
-                let cell = cells
-                    .entry(method.to_string())
-                    .or_default()
-                    .entry(qa.category)
-                    .or_default();
-                cell.0 += r;
-                cell.1 += 1;
+            let share = |hit: usize| hit as f64 / evidence.len() as f64;
+            let by_id = |ids: &[i64]| {
+                let got = found(ids);
+                share(evidence.iter().filter(|e| got.contains(*e)).count())
+            };
+            // By content: the evidence turn's words must be on a line of the
+            // block (a turn without distinctive words counts by its id).
+            let by_content = |ids: &[i64], block: &str| {
+                let got = found(ids);
+                share(
+                    evidence
+                        .iter()
+                        .filter(|e| match by_dia.get(*e).and_then(|t| carried(block, t)) {
+                            Some(held) => held,
+                            None => got.contains(*e),
+                        })
+                        .count(),
+                )
+            };
+            let precision = |ids: &[i64]| {
+                let wanted: HashSet<&str> = evidence.iter().copied().collect();
+                let (mut hit, mut all) = (0usize, 0usize);
+                for id in ids {
+                    let c = cost.get(id).copied().unwrap_or(0);
+                    all += c;
+                    if dia.get(id).is_some_and(|d| wanted.contains(d.as_str())) {
+                        hit += c;
+                    }
+                }
+                if all == 0 {
+                    0.0
+                } else {
+                    hit as f64 / all as f64
+                }
             };
             let terms = distinctive_terms(&qa.question);
             let bm25: Vec<i64> = brain
@@ -331,53 +401,111 @@ pub fn run(
                 .into_iter()
                 .map(|x| x.0)
                 .collect();
-            record("recent", score(&fill(&recent, &cost, budget)));
-            record("bm25", score(&fill(&bm25, &cost, budget)));
-            record("vector", score(&fill(&vector, &cost, budget)));
-            record("rrf", score(&fill(&rrf, &cost, budget)));
-            for design in [Design::Window, Design::Episodes, Design::Full] {
-                let req = BlockRequest {
-                    design,
-                    ..BlockRequest::new(qa.question.clone(), at, chrono_tz::UTC, budget)
+            for (&budget, (cells, content, prec)) in budgets.iter().zip(per.iter_mut()) {
+                let mut record = |method: &str, ids: &[i64], block: Option<&str>| {
+                    let id_score = by_id(ids);
+                    add(cells, method, qa.category, id_score);
+                    let content_score = match block {
+                        Some(b) => by_content(ids, b),
+                        // A baseline holds whole turns: their words are there.
+                        None => id_score,
+                    };
+                    add(content, method, qa.category, content_score);
+                    add(prec, method, qa.category, precision(ids));
                 };
-                let block = brain.build_block(subject, &req)?;
-                let ids: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
-                record(design.as_str(), score(&ids));
+                for (method, ranked) in [
+                    ("recent", &recent),
+                    ("bm25", &bm25),
+                    ("vector", &vector),
+                    ("rrf", &rrf),
+                ] {
+                    record(method, &fill(ranked, &cost, budget), None);
+                }
+                for design in [Design::Window, Design::Episodes, Design::Full] {
+                    let req = BlockRequest {
+                        design,
+                        ..BlockRequest::new(qa.question.clone(), at, chrono_tz::UTC, budget)
+                    };
+                    let block = brain.build_block(subject, &req)?;
+                    let ids: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
+                    record(design.as_str(), &ids, Some(&block.block));
+                }
             }
             progress(done, total);
         }
     }
-    Ok(Report {
-        budget,
-        embedder: model,
-        cells,
-        skipped,
-        seconds: started.elapsed().as_secs_f64(),
-    })
+    let seconds = started.elapsed().as_secs_f64();
+    Ok(budgets
+        .iter()
+        .zip(per)
+        .map(|(&budget, (cells, content, precision))| Report {
+            budget,
+            embedder: model.clone(),
+            cells,
+            content,
+            precision,
+            skipped,
+            seconds,
+        })
+        .collect())
 }
 
-/// The report as Markdown: rows methods, columns categories.
+/// The report as Markdown: one table a score (evidence by id, by content,
+/// block precision), rows methods, columns categories.
 pub fn markdown(r: &Report) -> String {
-    let mut s = String::from(
-        "| method | cat 1 (multi-hop) | cat 2 (temporal) | cat 3 (open-domain) | cat 4 (single-hop) | **1–4 overall** | cat 5 (adversarial) |\n|---|---|---|---|---|---|---|\n",
-    );
-    for m in METHODS {
-        let Some(per) = r.cells.get(m) else { continue };
-        s.push_str(&format!("| {m} |"));
-        for cat in 1..=4u8 {
-            let (a, n) = per.get(&cat).copied().unwrap_or((0.0, 0));
+    let mut s = String::new();
+    for (title, cells) in [
+        ("evidence recall by id", &r.cells),
+        ("evidence recall by content", &r.content),
+        (
+            "block precision (share of episode tokens from evidence turns)",
+            &r.precision,
+        ),
+    ] {
+        s.push_str(&format!("{title}, {} tokens:\n\n", r.budget));
+        s.push_str(
+            "| method | cat 1 (multi-hop) | cat 2 (temporal) | cat 3 (open-domain) | cat 4 (single-hop) | **1–4 overall** | cat 5 (adversarial) |\n|---|---|---|---|---|---|---|\n",
+        );
+        for m in METHODS {
+            let Some(per) = cells.get(m) else { continue };
+            s.push_str(&format!("| {m} |"));
+            for cat in 1..=4u8 {
+                let (a, n) = per.get(&cat).copied().unwrap_or((0.0, 0));
+                s.push_str(&format!(
+                    " {:.3} (n={n}) |",
+                    if n == 0 { 0.0 } else { a / n as f64 }
+                ));
+            }
+            let (o, n) = overall_of(cells, m);
+            s.push_str(&format!(" **{o:.3}** (n={n}) |"));
+            let (a, n) = per.get(&5).copied().unwrap_or((0.0, 0));
             s.push_str(&format!(
-                " {:.3} (n={n}) |",
+                " {:.3} (n={n}) |\n",
                 if n == 0 { 0.0 } else { a / n as f64 }
             ));
         }
-        let (o, n) = r.overall(m);
-        s.push_str(&format!(" **{o:.3}** (n={n}) |"));
-        let (a, n) = per.get(&5).copied().unwrap_or((0.0, 0));
-        s.push_str(&format!(
-            " {:.3} (n={n}) |\n",
-            if n == 0 { 0.0 } else { a / n as f64 }
-        ));
+        s.push('\n');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::carried;
+
+    #[test]
+    fn a_turn_is_carried_only_by_a_line_that_keeps_its_words() {
+        let block = "- 12 Jul · you were asked: Melanie: I ran a charity race for mental health\n- 13 Jul · Caroline: …later";
+        let turn = "Melanie: I ran a charity race for mental health last Saturday";
+        // "saturday" was cut from the line: the turn's content is not all there.
+        assert_eq!(carried(block, turn), Some(false));
+        assert_eq!(
+            carried(block, "Melanie: I ran a charity race for mental health"),
+            Some(true)
+        );
+        // Words spread over two lines do not make one turn.
+        assert_eq!(carried(block, "Melanie later ran a race"), Some(false));
+        // A turn of stop words only is decided by its id.
+        assert_eq!(carried(block, "ok, and you?"), None);
+    }
 }

@@ -1,6 +1,7 @@
-//! `bench locomo`: evidence recall of the block on LoCoMo at a budget, per
-//! category, for the window, episodes and full designs and the BM25-only,
-//! vector-only, fused and most-recent baselines.
+//! `bench locomo`: evidence recall of the block on LoCoMo at one or more
+//! budgets, per category, by id and by content, and block precision, for the
+//! window, episodes and full designs and the BM25-only, vector-only, fused and
+//! most-recent baselines, all in one run.
 
 use super::progress::{advance, bar};
 use anyhow::{Context, Result};
@@ -13,8 +14,17 @@ pub struct Options {
     /// Path to locomo10.json.
     #[cfg_attr(feature = "cli", arg(long))]
     pub data: PathBuf,
-    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1500))]
-    pub budget: usize,
+    /// Token budgets, each measured in the same run (e.g. `500,1000,1500,3000`).
+    #[cfg_attr(
+        feature = "cli",
+        arg(
+            long = "budgets",
+            alias = "budget",
+            value_delimiter = ',',
+            default_value = "1500"
+        )
+    )]
+    pub budgets: Vec<usize>,
     /// Also write the figures as JSON here.
     #[cfg_attr(feature = "cli", arg(long))]
     pub out: Option<PathBuf>,
@@ -29,7 +39,10 @@ pub struct Options {
 }
 
 pub fn run(o: &Options) -> Result<()> {
-    let (data, budget) = (&o.data, o.budget);
+    let data = &o.data;
+    if o.budgets.is_empty() || o.budgets.contains(&0) {
+        anyhow::bail!("--budgets takes positive token counts");
+    }
     println!("machine: {}", super::machine());
     let convs = crate::locomo::load(data)?;
     let qa: usize = convs.iter().map(|c| c.qa.len()).sum();
@@ -58,17 +71,19 @@ pub fn run(o: &Options) -> Result<()> {
         t.elapsed().as_secs_f64()
     );
     let progress = bar("questions [{bar:40}] {pos}/{len}");
-    let report = crate::locomo::run(&brain, &convs, &subjects, budget, &mut |d, n| {
+    let reports = crate::locomo::run(&brain, &convs, &subjects, &o.budgets, &mut |d, n| {
         advance(&progress, d, n)
     })?;
     progress.finish_and_clear();
-    println!(
-        "evidence recall at {budget} o200k tokens ({} QA items skipped: no evidence id names a turn), {:.1} s:\n",
-        report.skipped, report.seconds
-    );
-    println!("{}", crate::locomo::markdown(&report));
+    for report in &reports {
+        println!(
+            "at {} o200k tokens ({} QA items skipped: no evidence id names a turn; all budgets {:.1} s):\n",
+            report.budget, report.skipped, report.seconds
+        );
+        println!("{}", crate::locomo::markdown(report));
+    }
     if let Some(out) = &o.out {
-        std::fs::write(out, serde_json::to_string_pretty(&report)?)
+        std::fs::write(out, serde_json::to_string_pretty(&reports)?)
             .with_context(|| format!("writing {}", out.display()))?;
         println!("wrote {}", out.display());
     }
