@@ -182,6 +182,9 @@ pub fn build(
     for m in &recall.ranked {
         refs.insert(m.episode.id, (&m.episode, m.count));
     }
+    // A long episode shows the sentences that carry the question's words
+    // (an excerpt, marked "…"), not just its first characters.
+    let terms = tm_model::recall::distinctive_terms(&req.question);
     let episodes: Vec<EpisodeLine> = missed
         .iter()
         .map(|e| (e, 1))
@@ -198,7 +201,8 @@ pub fn build(
             EpisodeLine {
                 at: e.at,
                 kind: e.kind.as_str().to_string(),
-                text: e.text.clone(),
+                text: tm_model::block::excerpt(&e.text, &terms, tm_model::block::EPISODE_CHARS)
+                    .unwrap_or_else(|| e.text.clone()),
                 count,
                 changed_citation: c == "changed",
                 external_id: e.external_id.clone(),

@@ -45,6 +45,7 @@
 //! `UPDATE_EXPECT=1 cargo test -p tm-model block::`
 
 mod design;
+mod excerpt;
 mod prompt;
 mod record;
 mod sanitize;
@@ -61,6 +62,7 @@ use crate::episodes::{Kind, one_line};
 use crate::map::{ConceptMap, render_line, teaching_order};
 
 pub use design::{Design, UnknownDesign, WINDOW_TURNS};
+pub use excerpt::excerpt;
 pub use prompt::{BRIDGING_NOTE, HostSections, assemble_prompt, says_nothing_recorded};
 pub use record::{is_record_question, record_words};
 pub use sanitize::{HEADER_PHRASES, neutralise};
