@@ -1792,6 +1792,15 @@ pub(crate) fn claim_learner<C: GenericClient>(
 // ---------------------------------------------------------------- erasure
 
 /// Records the erasure and erases each subject (see `Tx::erase`).
+/// What an erased episode's content columns become (the schema's trigger
+/// lets exactly this through).
+macro_rules! cleared {
+    () => {
+        "summary = ''::bytea, text = ''::bytea, concepts = '[]', evidence = '[]', data = '{}', \
+         external_id = NULL, import_key = NULL, salt = NULL, topic = NULL, verdict = NULL"
+    };
+}
+
 /// Writes the erasure record; its id.
 fn record_erasure<C: GenericClient>(
     c: &mut Db<'_, C>,
@@ -1834,10 +1843,11 @@ pub(crate) fn erase<C: GenericClient>(
     for s in subjects {
         for sql in [
             "INSERT INTO erasing (subject_id) VALUES ($1)",
-            "UPDATE episodes SET summary = ''::bytea, text = ''::bytea, concepts = '[]', evidence = '[]',
-                    data = '{}', external_id = NULL, import_key = NULL, salt = NULL, topic = NULL,
-                    verdict = NULL, erased_by = $2
-             WHERE subject_id = $1 AND erased_by IS NULL",
+            concat!(
+                "UPDATE episodes SET ",
+                cleared!(),
+                ", erased_by = $2 WHERE subject_id = $1 AND erased_by IS NULL"
+            ),
             "DELETE FROM fts_postings WHERE kind IN ('e', 'p') AND subject_id = $1",
             "DELETE FROM fts_stats WHERE subject_id = $1",
             "DELETE FROM episode_concepts WHERE subject_id = $1",
@@ -1904,10 +1914,11 @@ pub(crate) fn erase_episodes<C: GenericClient>(
         &[&s.id, &ids],
     )?;
     c.execute(
-        "UPDATE episodes SET summary = ''::bytea, text = ''::bytea, concepts = '[]', evidence = '[]',
-                data = '{}', external_id = NULL, import_key = NULL, salt = NULL, topic = NULL,
-                verdict = NULL, erased_by = $2
-         WHERE id = ANY($1)",
+        concat!(
+            "UPDATE episodes SET ",
+            cleared!(),
+            ", erased_by = $2 WHERE id = ANY($1)"
+        ),
         &[&ids, &erasure],
     )?;
     for sql in [

@@ -58,20 +58,10 @@ pub(crate) fn erase_episodes(
     }
     let erasure = record(c, e, 1, rows.len())?;
     c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
-    for (id, text, concepts) in &rows {
-        let concepts: Vec<String> = serde_json::from_str(concepts)
-            .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
+    unindex_episodes(c, &token, &rows)?;
+    for (id, _, _) in &rows {
         c.execute(
-            "INSERT INTO episode_fts (episode_fts, rowid, terms) VALUES ('delete', ?1, ?2)",
-            params![
-                id,
-                format!("{token} {}", episode_index_text(text, &concepts))
-            ],
-        )?;
-        c.execute(
-            "UPDATE episodes SET summary = '', text = '', concepts = '[]', evidence = '[]', data = '{}',
-                    external_id = NULL, import_key = NULL, salt = NULL, erased_by = ?2
-             WHERE id = ?1",
+            &format!("UPDATE episodes SET {CLEARED}, erased_by = ?2 WHERE id = ?1"),
             params![id, erasure],
         )?;
         for sql in [
@@ -111,6 +101,28 @@ pub(crate) fn erase_episodes(
     Ok(e.recorded(erasure, 1, rows.len() as u64))
 }
 
+/// What an erased episode's content columns become (the schema's trigger
+/// lets exactly this through).
+const CLEARED: &str = "summary = '', text = '', concepts = '[]', evidence = '[]', data = '{}',
+    external_id = NULL, import_key = NULL, salt = NULL";
+
+/// Removes episodes' full-text rows: a contentless FTS5 table deletes a row
+/// when given back exactly the terms it was indexed with. `rows` are
+/// (id, text, concepts JSON).
+fn unindex_episodes(c: &Connection, token: &str, rows: &[(i64, String, String)]) -> Result<()> {
+    let mut unindex =
+        c.prepare("INSERT INTO episode_fts (episode_fts, rowid, terms) VALUES ('delete', ?1, ?2)")?;
+    for (id, text, concepts) in rows {
+        let concepts: Vec<String> = serde_json::from_str(concepts)
+            .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
+        unindex.execute(params![
+            id,
+            format!("{token} {}", episode_index_text(text, &concepts))
+        ])?;
+    }
+    Ok(())
+}
+
 /// Writes the erasure record; its id.
 fn record(c: &Connection, e: &NewErasure, subjects: usize, episodes: usize) -> Result<i64> {
     c.execute(
@@ -131,31 +143,17 @@ fn record(c: &Connection, e: &NewErasure, subjects: usize, episodes: usize) -> R
 fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
     c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
     let token = subject_token(s.id);
-    // The full-text rows of a contentless FTS5 table are removed by giving
-    // back exactly the terms they were indexed with.
     let rows: Vec<(i64, String, String)> = c
         .prepare(
             "SELECT id, text, concepts FROM episodes WHERE subject_id = ?1 AND erased_by IS NULL",
         )?
         .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<rusqlite::Result<_>>()?;
-    {
-        let mut unindex = c.prepare(
-            "INSERT INTO episode_fts (episode_fts, rowid, terms) VALUES ('delete', ?1, ?2)",
-        )?;
-        for (id, text, concepts) in &rows {
-            let concepts: Vec<String> = serde_json::from_str(concepts)
-                .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
-            unindex.execute(params![
-                id,
-                format!("{token} {}", episode_index_text(text, &concepts))
-            ])?;
-        }
-    }
+    unindex_episodes(c, &token, &rows)?;
     c.execute(
-        "UPDATE episodes SET summary = '', text = '', concepts = '[]', evidence = '[]', data = '{}',
-                external_id = NULL, import_key = NULL, salt = NULL, erased_by = ?2
-         WHERE subject_id = ?1 AND erased_by IS NULL",
+        &format!(
+            "UPDATE episodes SET {CLEARED}, erased_by = ?2 WHERE subject_id = ?1 AND erased_by IS NULL"
+        ),
         params![s.id, erasure],
     )?;
     let passages: Vec<(i64, String)> = c
