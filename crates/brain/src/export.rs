@@ -387,10 +387,7 @@ fn event_of(
                 .ok_or_else(|| corrupt("it names no file version"))?;
             let v = versions
                 .iter()
-                .find(|v| match cited.version {
-                    VersionRef::Id(id) => v.id == id,
-                    VersionRef::Number(n) => v.name == cited.file && v.version == n,
-                })
+                .find(|v| cited.names(v.id, &v.name, v.version))
                 .ok_or_else(|| corrupt("the file version it made is not in the store"))?;
             let bytes = r
                 .version_bytes(s, v.id)?

@@ -175,6 +175,17 @@ pub struct Evidence {
     pub sha256: String,
 }
 
+impl Evidence {
+    /// Whether this evidence names the store's version `id`, which is number
+    /// `number` of the file `name`.
+    pub fn names(&self, id: i64, name: &str, number: i64) -> bool {
+        match self.version {
+            VersionRef::Id(v) => v == id,
+            VersionRef::Number(n) => self.file == name && n == number,
+        }
+    }
+}
+
 /// How an episode's evidence names a file version. Episodes written now say
 /// its number among the file's versions (`"number": 2`), which means the
 /// same in every store, so an exported history re-imported elsewhere gives

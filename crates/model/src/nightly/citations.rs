@@ -12,7 +12,7 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
-use crate::episodes::{Evidence, VersionRef};
+use crate::episodes::Evidence;
 use crate::files::FileVersion;
 
 /// The latest verification of one episode's citation, as the night keeps it
@@ -139,10 +139,7 @@ pub fn verify(evidence: &[Evidence], versions: &[VersionFacts]) -> Citation {
     }
     let mut changes: Vec<Change> = Vec::new();
     for ev in evidence {
-        let cited = versions.iter().find(|v| match ev.version {
-            VersionRef::Id(id) => v.id == id,
-            VersionRef::Number(n) => v.name == ev.file && v.version == n,
-        });
+        let cited = versions.iter().find(|v| ev.names(v.id, &v.name, v.version));
         let name = cited.map_or(ev.file.as_str(), |v| v.name.as_str());
         let newest = versions
             .iter()
