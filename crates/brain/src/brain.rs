@@ -694,11 +694,7 @@ impl Brain {
     /// characters, never the learner's own words). `verify` then reports the
     /// chain intact with the episodes erased.
     pub fn erase(&self, scope: &Scope, reference: &str, at: DateTime<Utc>) -> Result<Erased> {
-        if reference.chars().count() > 200 || reference.chars().any(char::is_control) {
-            return Err(Error::Invalid(
-                "the reference is at most 200 characters, without control characters".into(),
-            ));
-        }
+        erasure_note("reference", reference)?;
         tm_model::instant::check(at).map_err(Error::Invalid)?;
         // The subjects are resolved inside the erase's own transaction, so a
         // subject written meanwhile is erased too or not at all, never half.
@@ -751,13 +747,8 @@ impl Brain {
         reference: &str,
         at: DateTime<Utc>,
     ) -> Result<Erased> {
-        for (what, text) in [("reason", reason), ("reference", reference)] {
-            if text.chars().count() > 200 || text.chars().any(char::is_control) {
-                return Err(Error::Invalid(format!(
-                    "the {what} is at most 200 characters, without control characters"
-                )));
-            }
-        }
+        erasure_note("reason", reason)?;
+        erasure_note("reference", reference)?;
         tm_model::instant::check(at).map_err(Error::Invalid)?;
         let (episode, seqs, derived) = self.read(|r| crate::erase::plan(r, subject, seq))?;
         let rederived = if derived {
@@ -870,6 +861,17 @@ impl Brain {
         self.pool
             .with(|s| Ok(s.write(|tx| tx.assign_learner(learner, tenant, at))?))
     }
+}
+
+/// What an erasure record keeps of the caller's words (its reference, its
+/// reason): at most 200 characters, none a control character.
+fn erasure_note(what: &str, text: &str) -> Result<()> {
+    if text.chars().count() > 200 || text.chars().any(char::is_control) {
+        return Err(Error::Invalid(format!(
+            "the {what} is at most 200 characters, without control characters"
+        )));
+    }
+    Ok(())
 }
 
 /// Compacts the store after a committed erasure. One that cannot finish now

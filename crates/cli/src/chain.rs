@@ -149,17 +149,9 @@ impl ScopeArgs {
     }
 }
 
-/// The instant `--at` names, else now.
-fn at_or_now(at: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
-    Ok(match at {
-        Some(t) => crate::parse_instant(t)?,
-        None => chrono::Utc::now(),
-    })
-}
-
 /// Erases what the scope covers, compacts the store, and says what it did.
 pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
-    let at = at_or_now(&a.at)?;
+    let at = crate::instant_or_now(a.at.as_deref())?;
     let scope = a.scope.scope(brain, "erase")?;
     let erased = match (a.seq, &scope) {
         (Some(seq), tm_brain::Scope::Subject(s)) => {
@@ -204,7 +196,7 @@ pub struct ExportArgs {
 /// manifest, and each subject's beliefs and map; `import` of the folder
 /// reads it back.
 pub fn export(brain: &Brain, a: ExportArgs) -> Result<ExitCode> {
-    let at = at_or_now(&a.at)?;
+    let at = crate::instant_or_now(a.at.as_deref())?;
     let scope = a.scope.scope(brain, "export")?;
     if a.out.exists()
         && std::fs::read_dir(&a.out)

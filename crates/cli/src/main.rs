@@ -217,6 +217,12 @@ pub fn parse_instant(s: &str) -> Result<chrono::DateTime<chrono::Utc>> {
     tm_model::instant::parse(s).map_err(|e| anyhow::anyhow!("--at: {e}"))
 }
 
+/// The instant `--at` names, else now (the edge of the system is where
+/// "now" enters).
+pub fn instant_or_now(at: Option<&str>) -> Result<chrono::DateTime<chrono::Utc>> {
+    at.map_or_else(|| Ok(chrono::Utc::now()), parse_instant)
+}
+
 /// The learner's time zone: the one named, else the subject's.
 pub fn time_zone(
     explicit: Option<&str>,

@@ -2,7 +2,7 @@
 //! and the subject report for a teacher or learner.
 
 use anyhow::{Context, Result, bail};
-use chrono::{DateTime, Duration, NaiveDate, Utc};
+use chrono::{Duration, NaiveDate, Utc};
 use std::process::ExitCode;
 use tm_bench::programs::progress::{advance, bar};
 use tm_brain::Brain;
@@ -61,10 +61,6 @@ pub fn parse_every(s: &str) -> Result<Duration> {
     }
 }
 
-fn instant(at: Option<&str>) -> Result<DateTime<Utc>> {
-    at.map_or_else(|| Ok(Utc::now()), crate::parse_instant)
-}
-
 pub fn nightly(brain: &Brain, args: NightlyArgs) -> Result<ExitCode> {
     let since = args
         .since
@@ -75,7 +71,7 @@ pub fn nightly(brain: &Brain, args: NightlyArgs) -> Result<ExitCode> {
         })
         .transpose()?;
     let every = args.every.as_deref().map(parse_every).transpose()?;
-    let mut at = instant(args.at.as_deref())?;
+    let mut at = crate::instant_or_now(args.at.as_deref())?;
     let mut opts = NightlyOptions {
         batch: args.batch,
         since,
@@ -146,7 +142,7 @@ fn print(r: &NightlyReport, json: bool) -> Result<()> {
 
 pub fn report(brain: &Brain, args: ReportArgs) -> Result<ExitCode> {
     let subject = brain.subject(&args.subject)?;
-    let at = instant(args.at.as_deref())?;
+    let at = crate::instant_or_now(args.at.as_deref())?;
     let report = brain.report(&subject, at)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
