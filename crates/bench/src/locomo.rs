@@ -35,6 +35,8 @@ pub struct Turn {
 #[derive(Debug, Clone)]
 pub struct Qa {
     pub question: String,
+    /// The reference answer (empty for the adversarial category, which has none).
+    pub answer: String,
     pub evidence: Vec<String>,
     pub category: u8,
 }
@@ -117,6 +119,11 @@ pub fn load(path: &Path) -> Result<Vec<Conversation>> {
                     .filter_map(|q| {
                         Some(Qa {
                             question: q["question"].as_str()?.to_string(),
+                            answer: match &q["answer"] {
+                                Value::String(a) => a.clone(),
+                                Value::Null => String::new(),
+                                other => other.to_string(),
+                            },
                             evidence: q["evidence"]
                                 .as_array()
                                 .map(|e| {
@@ -203,22 +210,76 @@ pub struct Report {
     /// QA items left out: none of their evidence ids names a turn.
     pub skipped: usize,
     pub seconds: f64,
+    /// Every evidence turn the full design did not carry by content, with
+    /// why: what the `failures` a change to recall must name are drawn from.
+    pub failures: Vec<Failure>,
 }
 
-/// Whether a block carries an evidence turn's content: some line of it
-/// holds every distinctive word of the turn, so a line cut or excerpted past
-/// the words that matter does not count. `None` when the turn has no
-/// distinctive word (then its id decides).
-pub fn carried(block: &str, turn: &str) -> Option<bool> {
-    let want = distinctive_terms(turn);
+/// One evidence turn the full block did not carry, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    pub sample: String,
+    pub category: u8,
+    pub question: String,
+    pub dia_id: String,
+    /// `not_matched` (no pool found it or the gate discarded it),
+    /// `past_budget` (ranked, but the block filled before it), `cut` (in the
+    /// block by id, its line without the turn's words).
+    pub class: &'static str,
+    /// Its place in recall's ranking with no limit (1 = first), if ranked.
+    pub rank: Option<usize>,
+    /// Its place in the fusion baseline's ranking, and whether that baseline
+    /// fitted it into the budget.
+    pub rrf_rank: Option<usize>,
+    pub rrf_fit: bool,
+    /// How many memories the block printed, and its tokens.
+    pub block_lines: usize,
+    pub block_tokens: usize,
+    /// Recall's signals for it when ranked: lexical, semantic, relevance, score.
+    pub signals: Option<[f32; 4]>,
+}
+
+/// The words of an evidence turn that must reach the prompt for it to count:
+/// the distinctive words of the QA item's answer that the turn holds (an
+/// excerpt that kept the sentence with the answer keeps them); when the turn
+/// holds none of them (a date the reader must work out, a paraphrase), every
+/// distinctive word of the turn. Empty when the turn has no distinctive word.
+pub fn words_that_matter(turn: &str, answer: &str) -> Vec<String> {
+    let have: HashSet<String> = tm_model::recall::index_terms(turn).into_iter().collect();
+    let from_answer: Vec<String> = distinctive_terms(answer)
+        .into_iter()
+        .filter(|t| have.contains(t))
+        .collect();
+    if from_answer.is_empty() {
+        distinctive_terms(turn)
+    } else {
+        from_answer
+    }
+}
+
+/// Whether the turn's own line in the block (`line`, `None` when the turn is
+/// not in the block) carries its content: the line holds every one of
+/// [`words_that_matter`], so a line cut or excerpted past the answer does not
+/// count. `None` when the turn has no distinctive word (then its id decides).
+pub fn carried(line: Option<&str>, turn: &str, answer: &str) -> Option<bool> {
+    let want = words_that_matter(turn, answer);
     if want.is_empty() {
         return None;
     }
-    Some(
-        block
-            .lines()
-            .any(|line| tm_model::recall::lexical_overlap(&want, line) >= 1.0),
-    )
+    Some(line.is_some_and(|l| tm_model::recall::lexical_overlap(&want, l) >= 1.0))
+}
+
+/// The block's memory lines by episode id: the lines of the earlier-work
+/// section, in printed order, zipped with the ids the block says it printed
+/// in that order.
+pub fn episode_lines<'a>(block: &'a str, printed: &[i64]) -> HashMap<i64, &'a str> {
+    let lines: Vec<&str> = block
+        .lines()
+        .skip_while(|l| *l != tm_model::block::EPISODES_HEADER)
+        .skip(1)
+        .take_while(|l| l.starts_with("- "))
+        .collect();
+    printed.iter().copied().zip(lines).collect()
 }
 
 /// method → category → (sum, questions).
@@ -300,6 +361,7 @@ pub fn run(
     let started = std::time::Instant::now();
     let mut per: Vec<(Cells, Cells, Cells)> = vec![Default::default(); budgets.len()];
     let mut skipped = 0;
+    let mut failures: Vec<Vec<Failure>> = vec![Vec::new(); budgets.len()];
     let total: usize = convs.iter().map(|c| c.qa.len()).sum();
     let mut done = 0;
     let recaller = brain.recaller()?;
@@ -351,17 +413,24 @@ pub fn run(
             };
             // By content: the evidence turn's words must be on a line of the
             // block (a turn without distinctive words counts by its id).
+            let line_of = |ids: &[i64], block: &'_ str, e: &str| -> Option<String> {
+                let lines = episode_lines(block, ids);
+                ids.iter()
+                    .find(|i| dia.get(i).is_some_and(|d| d == e))
+                    .and_then(|i| lines.get(i).map(|l| l.to_string()))
+            };
+            let held = |ids: &[i64], block: &str, e: &str| -> bool {
+                let line = line_of(ids, block, e);
+                match by_dia
+                    .get(e)
+                    .and_then(|t| carried(line.as_deref(), t, &qa.answer))
+                {
+                    Some(held) => held,
+                    None => found(ids).contains(e),
+                }
+            };
             let by_content = |ids: &[i64], block: &str| {
-                let got = found(ids);
-                share(
-                    evidence
-                        .iter()
-                        .filter(|e| match by_dia.get(*e).and_then(|t| carried(block, t)) {
-                            Some(held) => held,
-                            None => got.contains(*e),
-                        })
-                        .count(),
-                )
+                share(evidence.iter().filter(|e| held(ids, block, e)).count())
             };
             let precision = |ids: &[i64]| {
                 let wanted: HashSet<&str> = evidence.iter().copied().collect();
@@ -401,7 +470,27 @@ pub fn run(
                 .into_iter()
                 .map(|x| x.0)
                 .collect();
-            for (&budget, (cells, content, prec)) in budgets.iter().zip(per.iter_mut()) {
+            // Recall's whole ranking, for the failures' ranks.
+            let full_rank = brain.recall(
+                subject,
+                &tm_brain::recall::RecallQuery {
+                    question: &qa.question,
+                    at,
+                    tz: chrono_tz::UTC,
+                    limit: usize::MAX,
+                    exclude: None,
+                },
+            )?;
+            let rank_of = |d: &str| {
+                full_rank
+                    .ranked
+                    .iter()
+                    .position(|r| r.members.iter().any(|m| dia.get(m).is_some_and(|x| x == d)))
+            };
+            let rrf_rank_of = |d: &str| rrf.iter().position(|i| dia.get(i).is_some_and(|x| x == d));
+            for ((&budget, (cells, content, prec)), fails) in
+                budgets.iter().zip(per.iter_mut()).zip(failures.iter_mut())
+            {
                 let mut record = |method: &str, ids: &[i64], block: Option<&str>| {
                     let id_score = by_id(ids);
                     add(cells, method, qa.category, id_score);
@@ -429,6 +518,40 @@ pub fn run(
                     let block = brain.build_block(subject, &req)?;
                     let ids: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
                     record(design.as_str(), &ids, Some(&block.block));
+                    if design != Design::Full {
+                        continue;
+                    }
+                    let got = found(&ids);
+                    let rrf_fit = found(&fill(&rrf, &cost, budget));
+                    for e in &evidence {
+                        let in_block = got.contains(e);
+                        if held(&ids, &block.block, e) {
+                            continue;
+                        }
+                        let rank = rank_of(e);
+                        fails.push(Failure {
+                            sample: c.sample_id.clone(),
+                            category: qa.category,
+                            question: qa.question.clone(),
+                            dia_id: e.to_string(),
+                            class: if in_block {
+                                "cut"
+                            } else if rank.is_some() {
+                                "past_budget"
+                            } else {
+                                "not_matched"
+                            },
+                            rank: rank.map(|r| r + 1),
+                            rrf_rank: rrf_rank_of(e).map(|r| r + 1),
+                            rrf_fit: rrf_fit.contains(e),
+                            block_lines: ids.len(),
+                            block_tokens: block.tokens,
+                            signals: rank.map(|r| {
+                                let s = &full_rank.ranked[r].signals;
+                                [s.lexical, s.semantic, s.relevance, s.score]
+                            }),
+                        });
+                    }
                 }
             }
             progress(done, total);
@@ -438,15 +561,19 @@ pub fn run(
     Ok(budgets
         .iter()
         .zip(per)
-        .map(|(&budget, (cells, content, precision))| Report {
-            budget,
-            embedder: model.clone(),
-            cells,
-            content,
-            precision,
-            skipped,
-            seconds,
-        })
+        .zip(failures)
+        .map(
+            |((&budget, (cells, content, precision)), failures)| Report {
+                budget,
+                embedder: model.clone(),
+                cells,
+                content,
+                precision,
+                skipped,
+                seconds,
+                failures,
+            },
+        )
         .collect())
 }
 
@@ -486,26 +613,65 @@ pub fn markdown(r: &Report) -> String {
         }
         s.push('\n');
     }
+    s.push_str(&failure_summary(&r.failures));
+    s
+}
+
+/// The full design's misses by content, by class (categories 1–4), and how
+/// many of each the fusion baseline fitted.
+pub fn failure_summary(failures: &[Failure]) -> String {
+    let mut s = String::from(
+        "full's evidence turns not carried (categories 1–4), by class:\n\n| class | turns | of which rrf fitted |\n|---|---|---|\n",
+    );
+    for class in ["not_matched", "past_budget", "cut"] {
+        let of: Vec<&Failure> = failures
+            .iter()
+            .filter(|f| f.class == class && (1..=4).contains(&f.category))
+            .collect();
+        let fit = of.iter().filter(|f| f.rrf_fit).count();
+        s.push_str(&format!("| {class} | {} | {fit} |\n", of.len()));
+    }
+    s.push('\n');
     s
 }
 
 #[cfg(test)]
 mod tests {
-    use super::carried;
+    use super::{carried, episode_lines, words_that_matter};
 
     #[test]
-    fn a_turn_is_carried_only_by_a_line_that_keeps_its_words() {
-        let block = "- 12 Jul · you were asked: Melanie: I ran a charity race for mental health\n- 13 Jul · Caroline: …later";
-        let turn = "Melanie: I ran a charity race for mental health last Saturday";
-        // "saturday" was cut from the line: the turn's content is not all there.
-        assert_eq!(carried(block, turn), Some(false));
+    fn a_turn_is_carried_only_by_its_line_holding_the_answer() {
+        let turn =
+            "Melanie: Hi! We went camping in the mountains. It rained, but the kids loved it.";
+        // The answer's words the turn holds are what matter.
+        assert_eq!(words_that_matter(turn, "the mountains"), vec!["mountains"]);
+        let kept = "- 12 Jul · you answered: Melanie: … We went camping in the mountains. …";
+        let lost = "- 12 Jul · you answered: Melanie: Hi! …";
+        assert_eq!(carried(Some(kept), turn, "the mountains"), Some(true));
+        assert_eq!(carried(Some(lost), turn, "the mountains"), Some(false));
+        // A turn not in the block is not carried, whatever other lines hold.
+        assert_eq!(carried(None, turn, "the mountains"), Some(false));
+        // An answer the turn does not hold word for word (a date to work
+        // out): every distinctive word of the turn must be on its line.
+        assert_eq!(carried(Some(kept), turn, "7 July 2023"), Some(false));
         assert_eq!(
-            carried(block, "Melanie: I ran a charity race for mental health"),
+            carried(
+                Some(&format!("- 12 Jul · you answered: {turn}")),
+                turn,
+                "7 July 2023"
+            ),
             Some(true)
         );
-        // Words spread over two lines do not make one turn.
-        assert_eq!(carried(block, "Melanie later ran a race"), Some(false));
         // A turn of stop words only is decided by its id.
-        assert_eq!(carried(block, "ok, and you?"), None);
+        assert_eq!(carried(Some(kept), "ok, and you?", "yes"), None);
+    }
+
+    #[test]
+    fn memory_lines_are_read_in_printed_order() {
+        let block = "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====\nEARLIER WORK WITH THIS STUDENT (oldest first):\n- 1 May · you were asked: a\n- 2 May · you answered: b\nHOW TO USE THIS: …\n===== END OF MEMORY =====";
+        let lines = episode_lines(block, &[7, 3]);
+        assert_eq!(lines[&7], "- 1 May · you were asked: a");
+        assert_eq!(lines[&3], "- 2 May · you answered: b");
+        assert_eq!(lines.len(), 2);
     }
 }
