@@ -201,7 +201,7 @@ pub struct Report {
     /// counts when its id is among the block's (the baselines': the turns that fit).
     pub cells: Cells,
     /// The same by content ([`carried`]): an evidence turn counts only when
-    /// a line of the block holds every distinctive word of it. A baseline
+    /// its own line in the block holds [`words_that_matter`]. A baseline
     /// holds whole turns, so there it equals the id score.
     pub content: Cells,
     /// Block precision: the share of the recalled episodes' tokens (their
@@ -372,9 +372,9 @@ pub fn run(
             .iter()
             .filter_map(|e| Some((e.id, e.external_id.clone()?)))
             .collect();
-        let by_dia: HashMap<&str, &str> = episodes
+        let by_dia: HashMap<&str, (i64, &str)> = episodes
             .iter()
-            .filter_map(|e| Some((e.external_id.as_deref()?, e.text.as_str())))
+            .filter_map(|e| Some((e.external_id.as_deref()?, (e.id, e.text.as_str()))))
             .collect();
         let known: HashSet<&str> = dia.values().map(String::as_str).collect();
         let cost: HashMap<i64, usize> = episodes
@@ -411,26 +411,24 @@ pub fn run(
                 let got = found(ids);
                 share(evidence.iter().filter(|e| got.contains(*e)).count())
             };
-            // By content: the evidence turn's words must be on a line of the
-            // block (a turn without distinctive words counts by its id).
-            let line_of = |ids: &[i64], block: &'_ str, e: &str| -> Option<String> {
+            // By content: the evidence turns whose own line in the block holds
+            // the words that matter (a turn without distinctive words counts
+            // by its id).
+            let carried_in = |ids: &[i64], block: &str| -> HashSet<&str> {
                 let lines = episode_lines(block, ids);
-                ids.iter()
-                    .find(|i| dia.get(i).is_some_and(|d| d == e))
-                    .and_then(|i| lines.get(i).map(|l| l.to_string()))
-            };
-            let held = |ids: &[i64], block: &str, e: &str| -> bool {
-                let line = line_of(ids, block, e);
-                match by_dia
-                    .get(e)
-                    .and_then(|t| carried(line.as_deref(), t, &qa.answer))
-                {
-                    Some(held) => held,
-                    None => found(ids).contains(e),
-                }
-            };
-            let by_content = |ids: &[i64], block: &str| {
-                share(evidence.iter().filter(|e| held(ids, block, e)).count())
+                let got = found(ids);
+                evidence
+                    .iter()
+                    .copied()
+                    .filter(|e| {
+                        match by_dia.get(e).and_then(|(id, turn)| {
+                            carried(lines.get(id).copied(), turn, &qa.answer)
+                        }) {
+                            Some(held) => held,
+                            None => got.contains(e),
+                        }
+                    })
+                    .collect()
             };
             let precision = |ids: &[i64]| {
                 let wanted: HashSet<&str> = evidence.iter().copied().collect();
@@ -470,17 +468,18 @@ pub fn run(
                 .into_iter()
                 .map(|x| x.0)
                 .collect();
-            // Recall's whole ranking, for the failures' ranks.
-            let full_rank = brain.recall(
-                subject,
-                &tm_brain::recall::RecallQuery {
-                    question: &qa.question,
-                    at,
-                    tz: chrono_tz::UTC,
-                    limit: usize::MAX,
-                    exclude: None,
-                },
-            )?;
+            // Recall's whole ranking, for the failures' ranks (with the
+            // question vector the baselines used).
+            let whole = tm_brain::recall::RecallQuery {
+                question: &qa.question,
+                at,
+                tz: chrono_tz::UTC,
+                limit: usize::MAX,
+                exclude: None,
+            };
+            let full_rank = brain.with_store(|s| {
+                recaller.recall_with_vector(&*s, subject, &whole, qvec.as_deref(), 0.0)
+            })?;
             let rank_of = |d: &str| {
                 full_rank
                     .ranked
@@ -491,14 +490,11 @@ pub fn run(
             for ((&budget, (cells, content, prec)), fails) in
                 budgets.iter().zip(per.iter_mut()).zip(failures.iter_mut())
             {
-                let mut record = |method: &str, ids: &[i64], block: Option<&str>| {
+                let mut record = |method: &str, ids: &[i64], carried: Option<&HashSet<&str>>| {
                     let id_score = by_id(ids);
                     add(cells, method, qa.category, id_score);
-                    let content_score = match block {
-                        Some(b) => by_content(ids, b),
-                        // A baseline holds whole turns: their words are there.
-                        None => id_score,
-                    };
+                    // A baseline holds whole turns: their words are there.
+                    let content_score = carried.map_or(id_score, |c| share(c.len()));
                     add(content, method, qa.category, content_score);
                     add(prec, method, qa.category, precision(ids));
                 };
@@ -517,17 +513,15 @@ pub fn run(
                     };
                     let block = brain.build_block(subject, &req)?;
                     let ids: Vec<i64> = block.recalled.iter().map(|r| r.id).collect();
-                    record(design.as_str(), &ids, Some(&block.block));
+                    let held = carried_in(&ids, &block.block);
+                    record(design.as_str(), &ids, Some(&held));
                     if design != Design::Full {
                         continue;
                     }
                     let got = found(&ids);
                     let rrf_fit = found(&fill(&rrf, &cost, budget));
-                    for e in &evidence {
+                    for e in evidence.iter().filter(|e| !held.contains(*e)) {
                         let in_block = got.contains(e);
-                        if held(&ids, &block.block, e) {
-                            continue;
-                        }
                         let rank = rank_of(e);
                         fails.push(Failure {
                             sample: c.sample_id.clone(),
