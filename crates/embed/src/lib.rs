@@ -12,6 +12,7 @@
 //! beside each vector: a different name means the vectors are not comparable.
 
 mod e5;
+mod encoder;
 mod error;
 pub mod fetch;
 mod hash;

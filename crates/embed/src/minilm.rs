@@ -1,17 +1,20 @@
 //! The default embedder: all-MiniLM-L6-v2 (or any BERT-family sentence-transformers folder)
 //! run in-process on the CPU with candle.
 //!
-//! Sentence vector = mean of the last hidden states over the real (unpadded) tokens,
-//! L2-normalised — what sentence-transformers does for this model.
+//! Sentence vector = mean of the last hidden states over the text's tokens,
+//! L2-normalised — what sentence-transformers does for this model. The weights are read
+//! with candle's safetensors loader and run by our encoder ([`crate::encoder`]).
 
 use std::fs;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
-use candle_core::{DType, Device, Tensor};
+use candle_core::{DType, Device};
 use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use serde::Deserialize;
+use tokenizers::{Tokenizer, TruncationParams};
+
+use crate::encoder::{Encoder, Layer, Linear, Norm, transpose};
 
 use crate::fetch::{self, REQUIRED_FILES};
 use crate::hash::fnv1a64;
@@ -29,11 +32,42 @@ const ALL_MINILM_L6_V2_FINGERPRINT: u64 = 0xe672_ba96_3fac_5947;
 
 /// A BERT sentence embedder running in-process.
 pub struct MiniLm {
-    model: BertModel,
+    encoder: Encoder,
+    /// Word, position and token-type embeddings, `[rows][hidden]`.
+    words: Vec<f32>,
+    positions: Vec<f32>,
+    token_type: Vec<f32>,
     tokenizer: Tokenizer,
-    device: Device,
     name: String,
     dim: usize,
+}
+
+/// What we read of a BERT `config.json`.
+#[derive(Debug, Deserialize)]
+struct Config {
+    vocab_size: usize,
+    hidden_size: usize,
+    num_hidden_layers: usize,
+    num_attention_heads: usize,
+    intermediate_size: usize,
+    hidden_act: String,
+    max_position_embeddings: usize,
+    #[serde(default = "two")]
+    type_vocab_size: usize,
+    #[serde(default = "one_e_minus_12")]
+    layer_norm_eps: f64,
+    #[serde(default)]
+    model_type: Option<String>,
+    #[serde(default)]
+    position_embedding_type: Option<String>,
+}
+
+fn two() -> usize {
+    2
+}
+
+fn one_e_minus_12() -> f64 {
+    1e-12
 }
 
 impl std::fmt::Debug for MiniLm {
@@ -73,23 +107,32 @@ impl MiniLm {
         let config: Config = serde_json::from_str(&config_text)
             .map_err(|e| model_err(format!("config.json is not a BERT config: {e}")))?;
 
+        if config.hidden_act != "gelu" {
+            return Err(model_err(format!(
+                "config.json: activation {:?} is not supported (only BERT's exact \"gelu\")",
+                config.hidden_act
+            )));
+        }
+        if config
+            .position_embedding_type
+            .as_deref()
+            .is_some_and(|t| t != "absolute")
+        {
+            return Err(model_err(
+                "config.json: only absolute position embeddings are supported".into(),
+            ));
+        }
+        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0
+        {
+            return Err(model_err(
+                "config.json: the hidden size is not a multiple of the heads".into(),
+            ));
+        }
+
+        // Each text is encoded on its own tokens, so the tokenizer pads nothing.
         let mut tokenizer = Tokenizer::from_file(dir.join("tokenizer.json"))
             .map_err(|e| model_err(format!("tokenizer.json: {e}")))?;
-        // Pad to the longest text in the batch, not to the file's fixed 128: padding a
-        // ten-token query to 128 makes it about five times slower.
-        let padding = match tokenizer.get_padding() {
-            Some(p) => PaddingParams {
-                strategy: PaddingStrategy::BatchLongest,
-                pad_to_multiple_of: None,
-                ..p.clone()
-            },
-            None => PaddingParams {
-                strategy: PaddingStrategy::BatchLongest,
-                pad_id: u32::try_from(config.pad_token_id).unwrap_or(0),
-                ..PaddingParams::default()
-            },
-        };
-        tokenizer.with_padding(Some(padding));
+        tokenizer.with_padding(None);
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS.min(config.max_position_embeddings),
@@ -97,13 +140,21 @@ impl MiniLm {
             }))
             .map_err(|e| model_err(format!("tokenizer truncation: {e}")))?;
 
-        let device = Device::Cpu;
         let weights = dir.join("model.safetensors");
         // SAFETY: the file is memory-mapped read-only; like every mmap user we rely on no
         // one rewriting the model file while it is loaded (the cache is written by rename).
-        let vb = unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &device) }
-            .map_err(|e| model_err(format!("model.safetensors: {e}")))?;
-        let model = BertModel::load(vb, &config)
+        let vb = unsafe {
+            VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu)
+        }
+        .map_err(|e| model_err(format!("model.safetensors: {e}")))?;
+        // Weights named as BERT saves them, or under the model type ("bert.…").
+        let prefixed = config
+            .model_type
+            .as_deref()
+            .map(|t| vb.pp(t))
+            .filter(|p| p.contains_tensor("embeddings.word_embeddings.weight"));
+        let vb = prefixed.unwrap_or(vb);
+        let (encoder, words, positions, token_type) = read_weights(&vb, &config)
             .map_err(|e| model_err(format!("not a BERT model: {e}")))?;
 
         let fp = fingerprint(dir)?;
@@ -117,52 +168,106 @@ impl MiniLm {
             format!("{folder}@{fp:016x}")
         };
         Ok(MiniLm {
-            model,
+            encoder,
+            words,
+            positions,
+            token_type,
             tokenizer,
-            device,
             name,
             dim: config.hidden_size,
         })
     }
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let inf = |e: candle_core::Error| Error::Inference(e.to_string());
         let encodings = self
             .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(|e| Error::Inference(format!("tokenizer: {e}")))?;
-        let rows = encodings.len();
-        let cols = encodings.first().map_or(0, |e| e.get_ids().len());
-        let mut ids = Vec::with_capacity(rows * cols);
-        let mut types = Vec::with_capacity(rows * cols);
-        let mut mask = Vec::with_capacity(rows * cols);
+        let h = self.dim;
+        let vocab = self.words.len() / h;
+        let lens: Vec<usize> = encodings.iter().map(|e| e.get_ids().len()).collect();
+        let mut x = Vec::with_capacity(lens.iter().sum::<usize>() * h);
         for e in &encodings {
-            ids.extend_from_slice(e.get_ids());
-            types.extend_from_slice(e.get_type_ids());
-            mask.extend_from_slice(e.get_attention_mask());
+            for (p, (&id, &ty)) in e.get_ids().iter().zip(e.get_type_ids()).enumerate() {
+                let id = id as usize;
+                if id >= vocab {
+                    return Err(Error::Inference(format!(
+                        "token id {id} is outside the vocabulary ({vocab})"
+                    )));
+                }
+                let ty = (ty as usize).min(self.token_type.len() / h - 1);
+                let word = &self.words[id * h..(id + 1) * h];
+                let pos = &self.positions[p * h..(p + 1) * h];
+                let typ = &self.token_type[ty * h..(ty + 1) * h];
+                x.extend(word.iter().zip(pos).zip(typ).map(|((w, p), t)| w + t + p));
+            }
         }
-        let ids = Tensor::from_vec(ids, (rows, cols), &self.device).map_err(inf)?;
-        let types = Tensor::from_vec(types, (rows, cols), &self.device).map_err(inf)?;
-        let mask = Tensor::from_vec(mask, (rows, cols), &self.device).map_err(inf)?;
-
-        let hidden = self.model.forward(&ids, &types, Some(&mask)).map_err(inf)?;
-        // Mean over real tokens only: padded positions carry hidden states too.
-        let mask_f = mask.to_dtype(DType::F32).map_err(inf)?;
-        let summed = hidden
-            .broadcast_mul(&mask_f.unsqueeze(2).map_err(inf)?)
-            .and_then(|t| t.sum(1))
-            .map_err(inf)?;
-        let counts = mask_f
-            .sum_keepdim(1)
-            .and_then(|c| c.clamp(1f32, f32::MAX))
-            .map_err(inf)?;
-        let pooled = summed.broadcast_div(&counts).map_err(inf)?;
-        let mut out: Vec<Vec<f32>> = pooled.to_vec2().map_err(inf)?;
+        let mut out = self.encoder.mean_pooled(x, &lens);
         for v in &mut out {
             l2_normalise(v);
         }
         Ok(out)
     }
+}
+
+/// The encoder and the embedding tables of a BERT checkpoint.
+fn read_weights(
+    vb: &VarBuilder<'_>,
+    c: &Config,
+) -> candle_core::Result<(Encoder, Vec<f32>, Vec<f32>, Vec<f32>)> {
+    let h = c.hidden_size;
+    let flat = |vb: &VarBuilder<'_>, shape: &[usize], name: &str| -> candle_core::Result<Vec<f32>> {
+        vb.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
+    };
+    let linear = |vb: VarBuilder<'_>, out: usize, inp: usize| -> candle_core::Result<Linear> {
+        let w = flat(&vb, &[out, inp], "weight")?;
+        Ok(Linear::from_out_in(&w, flat(&vb, &[out], "bias")?, out, inp))
+    };
+    // A square projection as `[in][out]` weights and bias, to be put side by side.
+    let part = |vb: VarBuilder<'_>| -> candle_core::Result<(Vec<f32>, Vec<f32>, usize)> {
+        let w = transpose(&flat(&vb, &[h, h], "weight")?, h, h);
+        Ok((w, flat(&vb, &[h], "bias")?, h))
+    };
+    let norm = |vb: VarBuilder<'_>| -> candle_core::Result<Norm> {
+        Ok(Norm {
+            w: flat(&vb, &[h], "weight")?,
+            b: flat(&vb, &[h], "bias")?,
+        })
+    };
+    let e = vb.pp("embeddings");
+    let words = flat(&e, &[c.vocab_size, h], "word_embeddings.weight")?;
+    let positions = flat(&e, &[c.max_position_embeddings, h], "position_embeddings.weight")?;
+    let token_type = flat(&e, &[c.type_vocab_size.max(1), h], "token_type_embeddings.weight")?;
+    let embed_norm = norm(e.pp("LayerNorm"))?;
+    let mut layers = Vec::with_capacity(c.num_hidden_layers);
+    for i in 0..c.num_hidden_layers {
+        let l = vb.pp(format!("encoder.layer.{i}"));
+        let a = l.pp("attention");
+        let s = a.pp("self");
+        layers.push(Layer {
+            qkv: Linear::concat(
+                &[
+                    part(s.pp("query"))?,
+                    part(s.pp("key"))?,
+                    part(s.pp("value"))?,
+                ],
+                h,
+            ),
+            attn_out: linear(a.pp("output.dense"), h, h)?,
+            attn_norm: norm(a.pp("output.LayerNorm"))?,
+            up: linear(l.pp("intermediate.dense"), c.intermediate_size, h)?,
+            down: linear(l.pp("output.dense"), h, c.intermediate_size)?,
+            out_norm: norm(l.pp("output.LayerNorm"))?,
+        });
+    }
+    let encoder = Encoder {
+        hidden: h,
+        heads: c.num_attention_heads,
+        eps: c.layer_norm_eps as f32,
+        embed_norm,
+        layers,
+    };
+    Ok((encoder, words, positions, token_type))
 }
 
 impl Embedder for MiniLm {

@@ -56,8 +56,15 @@ fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
         .fold(0.0, f32::max)
 }
 
+/// Our encoder holds the weights as half floats (11 significant bits) and sums in
+/// single floats: a vector stays within 3e-4 of the float64 reference in every
+/// component and within 1e-5 of it in cosine (candle's single floats were within 1e-4).
+fn close(got: &[f32], want: &[f32]) -> bool {
+    max_abs_diff(got, want) < 3e-4 && cosine(got, want) > 1.0 - 1e-5
+}
+
 #[test]
-fn batched_vectors_match_the_numpy_reference_within_1e_4() {
+fn batched_vectors_match_the_numpy_reference() {
     let Some(m) = model() else { return };
     assert_eq!(m.name(), "all-MiniLM-L6-v2");
     assert_eq!(m.dim(), 384);
@@ -66,13 +73,16 @@ fn batched_vectors_match_the_numpy_reference_within_1e_4() {
     // One batch of mixed lengths: padding must not leak into any sentence's vector.
     let texts: Vec<&str> = refs.iter().map(|r| r.text.as_str()).collect();
     let got = m.embed(&texts).unwrap();
-    let mut worst = 0f32;
+    let (mut worst, mut lowest) = (0f32, 1f32);
     for (r, v) in refs.iter().zip(&got) {
-        let d = max_abs_diff(v, &r.embedding);
-        assert!(d < 1e-4, "{:?}: max component difference {d}", r.text);
+        let (d, c) = (max_abs_diff(v, &r.embedding), cosine(v, &r.embedding));
+        assert!(close(v, &r.embedding), "{:?}: max component difference {d}, cosine {c}", r.text);
         worst = worst.max(d);
+        lowest = lowest.min(c);
     }
-    eprintln!("largest component difference from the numpy reference: {worst:e}");
+    eprintln!(
+        "largest component difference from the numpy reference: {worst:e}; lowest cosine {lowest}"
+    );
 }
 
 #[test]
@@ -80,7 +90,7 @@ fn a_single_text_matches_the_reference_too() {
     let Some(m) = model() else { return };
     let r = &references()[1];
     let v = m.embed_one(&r.text).unwrap();
-    assert!(max_abs_diff(&v, &r.embedding) < 1e-4);
+    assert!(close(&v, &r.embedding));
     let norm: f32 = v.iter().map(|x| x * x).sum::<f32>().sqrt();
     assert!((norm - 1.0).abs() < 1e-5);
 }
