@@ -210,6 +210,7 @@ pub fn build(
             }
         })
         .collect();
+    let stamp = store.subject_stamp(subject)?;
     let map = if full {
         crate::map::load(store, subject)?
     } else {
@@ -226,8 +227,11 @@ pub fn build(
                 .honest_checks
                 .filter(|_| ws.checks_linked < ws.checks_recorded),
             None => {
-                let counts = crate::beliefs::counts(store, subject, &map)?;
-                counts.sentence.filter(|_| counts.linked < counts.recorded)
+                let counts = recaller.honest_counts(store, subject, stamp, &map)?;
+                counts
+                    .sentence
+                    .clone()
+                    .filter(|_| counts.linked < counts.recorded)
             }
         }
     };

@@ -101,10 +101,14 @@ pub struct WindowInfo {
     pub window: Window,
 }
 
-/// What recall derives from an episode's text: fixed for ever, since episodes
-/// never change, so it is computed once per episode and kept.
-#[derive(Clone)]
+/// What recall reads and derives of an episode: its light facts (kind, time,
+/// salience, topic, verdict) and what its text gives (collapse key, narration).
+/// Fixed for ever, since episodes never change (an erasure through this process
+/// forgets them), so they are read once per episode and kept: reading a
+/// thousand candidates' rows again was the largest part of a turn.
 struct Derived {
+    subject: i64,
+    facts: CandidateFacts,
     collapse_key: String,
     narrates: bool,
 }
@@ -211,9 +215,16 @@ pub struct Recaller {
     /// One refresh of a subject's vectors at a time: turns that find the
     /// cache stale together wait for one reader instead of each reading.
     refreshing: Mutex<HashMap<VectorKey, Arc<Mutex<()>>>>,
-    derived: Mutex<HashMap<i64, Derived>>,
+    derived: Mutex<HashMap<i64, Arc<Derived>>>,
     /// Concept-name vectors per (subject, embedder), for routing by vector.
     concepts: Mutex<HashMap<(i64, String), Arc<ConceptVectors>>>,
+    /// The honest check counts per subject with the stamp (head seq, map id) they
+    /// were counted at: routing every recorded check again on every turn was a fifth
+    /// of a block's time when no night had left a working set.
+    checks: Mutex<HashMap<i64, ((i64, i64), Arc<crate::beliefs::Counts>)>>,
+    /// The concepts a subject's episodes touch, with the stamp they were read at
+    /// (only an append adds one).
+    keys: Mutex<HashMap<i64, ((i64, i64), Arc<Vec<String>>)>>,
 }
 
 /// The names of one concept-map snapshot, embedded once: a turn compares
@@ -247,6 +258,8 @@ impl Recaller {
             refreshing: Mutex::new(HashMap::new()),
             derived: Mutex::new(HashMap::new()),
             concepts: Mutex::new(HashMap::new()),
+            checks: Mutex::new(HashMap::new()),
+            keys: Mutex::new(HashMap::new()),
         }
     }
 
@@ -266,6 +279,37 @@ impl Recaller {
         if let Ok(mut d) = self.derived.lock() {
             d.clear();
         }
+        if let Ok(mut c) = self.checks.lock() {
+            c.remove(&subject_id);
+        }
+        if let Ok(mut c) = self.keys.lock() {
+            c.remove(&subject_id);
+        }
+    }
+
+    /// The subject's honest check counts under `map`, counted again only when the
+    /// subject's stamp moved (an append, a new map snapshot). `stamp` is the
+    /// subject's, read before `map` was loaded, so a map saved in between is at worst
+    /// counted under the older stamp and counted again on the next turn.
+    pub fn honest_counts(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+        stamp: (i64, i64),
+        map: &tm_model::map::ConceptMap,
+    ) -> Result<Arc<crate::beliefs::Counts>> {
+        let poisoned = || poisoned("check counts cache");
+        if let Some((s, c)) = self.checks.lock().map_err(|_| poisoned())?.get(&subject.id)
+            && *s == stamp
+        {
+            return Ok(c.clone());
+        }
+        let counts = Arc::new(crate::beliefs::counts(store, subject, map)?);
+        self.checks
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(subject.id, (stamp, counts.clone()));
+        Ok(counts)
     }
 
     /// Embeds every episode of the subject that has no vector from this
@@ -357,53 +401,52 @@ impl Recaller {
         Ok(set)
     }
 
-    /// Each candidate's collapse key and narration flag, from the cache or
-    /// computed from its text (fetched only for episodes not seen before).
+    /// The facts and derived values of the subject's episodes among `ids`
+    /// (ascending, as `ids` is), from the cache or read now — only the rows of
+    /// episodes not seen before are fetched. An id that is not the subject's
+    /// episode is left out.
     fn derived(
         &self,
         store: &dyn Reader,
         subject: &Subject,
-        facts: &[CandidateFacts],
-    ) -> Result<Vec<Derived>> {
+        ids: &[i64],
+    ) -> Result<Vec<Arc<Derived>>> {
         let poisoned = || poisoned("derived cache");
-        let missing: HashSet<i64> = {
+        let missing: Vec<i64> = {
             let cache = self.derived.lock().map_err(|_| poisoned())?;
-            facts
-                .iter()
-                .map(|f| f.id)
+            ids.iter()
+                .copied()
                 .filter(|id| !cache.contains_key(id))
                 .collect()
         };
         if !missing.is_empty() {
-            let ids: Vec<i64> = missing.iter().copied().collect();
+            let facts = store.candidate_facts(subject, &missing)?;
+            let ids: Vec<i64> = facts.iter().map(|f| f.id).collect();
             let texts: HashMap<i64, String> = store.texts(subject, &ids)?.into_iter().collect();
             let mut cache = self.derived.lock().map_err(|_| poisoned())?;
-            for f in facts.iter().filter(|f| missing.contains(&f.id)) {
+            for f in facts {
                 let text = texts.get(&f.id).map(String::as_str).unwrap_or("");
-                cache.insert(
-                    f.id,
-                    Derived {
-                        collapse_key: collapse_key(
-                            f.kind.as_str(),
-                            text,
-                            f.topic.as_deref(),
-                            f.verdict.as_deref(),
-                        ),
-                        narrates: f.kind == Kind::Answer && narrates_period(text),
-                    },
-                );
+                let d = Derived {
+                    subject: subject.id,
+                    collapse_key: collapse_key(
+                        f.kind.as_str(),
+                        text,
+                        f.topic.as_deref(),
+                        f.verdict.as_deref(),
+                    ),
+                    narrates: f.kind == Kind::Answer && narrates_period(text),
+                    facts: f,
+                };
+                cache.insert(d.facts.id, Arc::new(d));
             }
         }
         let cache = self.derived.lock().map_err(|_| poisoned())?;
-        facts
+        Ok(ids
             .iter()
-            .map(|f| {
-                cache
-                    .get(&f.id)
-                    .cloned()
-                    .ok_or_else(|| Error::Internal(format!("episode {} not derived", f.id)))
-            })
-            .collect()
+            .filter_map(|id| cache.get(id))
+            .filter(|d| d.subject == subject.id)
+            .cloned()
+            .collect())
     }
 
     /// Embeds the question (once) — the same vector serves routing and recall.
@@ -463,6 +506,23 @@ impl Recaller {
         Ok(set)
     }
 
+    /// The concepts the subject's episodes touch, read again when its stamp moved.
+    fn concept_keys(&self, store: &dyn Reader, subject: &Subject) -> Result<Arc<Vec<String>>> {
+        let poisoned = || poisoned("concept key cache");
+        let stamp = store.subject_stamp(subject)?;
+        if let Some((s, k)) = self.keys.lock().map_err(|_| poisoned())?.get(&subject.id)
+            && *s == stamp
+        {
+            return Ok(k.clone());
+        }
+        let keys = Arc::new(store.concept_keys(subject)?);
+        self.keys
+            .lock()
+            .map_err(|_| poisoned())?
+            .insert(subject.id, (stamp, keys.clone()));
+        Ok(keys)
+    }
+
     /// Routes a question to concepts: every known concept whose canonical
     /// name occurs in the question as whole words, then the concepts whose
     /// name vectors are closest to the question's vector (above the
@@ -476,10 +536,11 @@ impl Recaller {
         qvec: Option<&[f32]>,
     ) -> Result<(Vec<String>, Vec<String>)> {
         let words = crate::map::Words::of(question);
-        let mut routed: Vec<String> = store
-            .concept_keys(subject)?
-            .into_iter()
+        let mut routed: Vec<String> = self
+            .concept_keys(store, subject)?
+            .iter()
             .filter(|k| words.key(k))
+            .cloned()
             .collect();
         let mut by_vector = Vec::new();
         if let Some(qv) = qvec {
@@ -586,14 +647,14 @@ impl Recaller {
         if let Some(x) = q.exclude {
             ids.retain(|&i| i != x);
         }
-        let facts = store.candidate_facts(subject, &ids)?;
-        let derived = self.derived(store, subject, &facts)?;
+        let derived = self.derived(store, subject, &ids)?;
         let narrated_before: HashSet<i64> = store
             .annotated_ids(subject, &ids, crate::grounding::NARRATED)?
             .into_iter()
             .collect();
-        let mut candidates = Vec::with_capacity(facts.len());
-        for (f, d) in facts.iter().zip(derived) {
+        let mut candidates = Vec::with_capacity(derived.len());
+        for d in &derived {
+            let f = &d.facts;
             let semantic = match semantic.get(&f.id) {
                 Some(s) => *s,
                 None => match (qvec, vectors.get(f.id)) {
@@ -606,7 +667,7 @@ impl Recaller {
                 kind: f.kind.as_str().to_string(),
                 at: f.at,
                 salience: f.salience as f32,
-                collapse_key: d.collapse_key,
+                collapse_key: d.collapse_key.clone(),
                 lexical: lexical.get(&f.id).copied().unwrap_or(0.0),
                 semantic,
                 concept: concept_hits.contains(&f.id),
@@ -707,11 +768,7 @@ fn distinctive_in_subject(
         if !t.chars().any(char::is_alphanumeric) {
             continue;
         }
-        if store
-            .term_hits(subject, std::slice::from_ref(t), cap + 1)?
-            .len()
-            <= cap
-        {
+        if store.term_count(subject, t, cap + 1)? <= cap {
             kept.push(t.clone());
         }
     }

@@ -492,7 +492,8 @@ mod avx2 {
             if let Some(b) = m.bias {
                 let mut buf = [0f32; BLOCK];
                 buf[..cols].copy_from_slice(&b[c0..c0 + cols]);
-                let v: [__m256; 4] = std::array::from_fn(|i| _mm256_loadu_ps(buf.as_ptr().add(8 * i)));
+                let v: [__m256; 4] =
+                    std::array::from_fn(|i| _mm256_loadu_ps(buf.as_ptr().add(8 * i)));
                 acc = [v; N];
             }
             let x: [*const f32; N] = std::array::from_fn(|r| m.x.as_ptr().add((r0 + r) * m.xs));
@@ -501,7 +502,9 @@ mod avx2 {
                 let w: [__m256; 4] = match m.w {
                     W::Packed(w) => {
                         let at = w.as_ptr().add(((c0 / BLOCK) * m.k + p) * BLOCK);
-                        std::array::from_fn(|i| _mm256_cvtph_ps(_mm_loadu_si128(at.add(8 * i).cast())))
+                        std::array::from_fn(|i| {
+                            _mm256_cvtph_ps(_mm_loadu_si128(at.add(8 * i).cast()))
+                        })
                     }
                     W::Stride(w, s) if cols == BLOCK => {
                         let at = w.as_ptr().add(p * s + c0);
@@ -630,12 +633,25 @@ mod tests {
                     assert!((g - e).abs() < 1e-4, "{what} {rows}×{k}×{n}: {g} vs {e}");
                 }
             };
-            close(&Linear::from_in_out(&w, b.clone(), k, n).apply(&x, rows), "linear");
+            close(
+                &Linear::from_in_out(&w, b.clone(), k, n).apply(&x, rows),
+                "linear",
+            );
             let packed = pack(&w, k, n);
             for (name, kernel) in &kernels {
-                for (what, weights) in [("packed", W::Packed(&packed)), ("strided", W::Stride(&halved, n))] {
+                for (what, weights) in [
+                    ("packed", W::Packed(&packed)),
+                    ("strided", W::Stride(&halved, n)),
+                ] {
                     let mut out = vec![0f32; rows * n];
-                    let m = Mat { x: &x, xs: k, k, w: weights, n, bias: Some(&b) };
+                    let m = Mat {
+                        x: &x,
+                        xs: k,
+                        k,
+                        w: weights,
+                        n,
+                        bias: Some(&b),
+                    };
                     kernel(&m, rows, &mut out, n);
                     close(&out, &format!("{name} {what}"));
                 }
@@ -648,7 +664,10 @@ mod tests {
         // W [out=2][in=3]
         let w = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
         let lin = Linear::from_out_in(&w, vec![0.5, -0.5], 2, 3);
-        assert_eq!(lin.apply(&[1.0, 0.0, -1.0], 1), vec![1.0 - 3.0 + 0.5, 4.0 - 6.0 - 0.5]);
+        assert_eq!(
+            lin.apply(&[1.0, 0.0, -1.0], 1),
+            vec![1.0 - 3.0 + 0.5, 4.0 - 6.0 - 0.5]
+        );
         let cat = Linear::concat(
             &[
                 (vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0], vec![0.0, 0.0], 2),

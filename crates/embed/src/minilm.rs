@@ -122,8 +122,7 @@ impl MiniLm {
                 "config.json: only absolute position embeddings are supported".into(),
             ));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0
-        {
+        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
             return Err(model_err(
                 "config.json: the hidden size is not a multiple of the heads".into(),
             ));
@@ -143,10 +142,9 @@ impl MiniLm {
         let weights = dir.join("model.safetensors");
         // SAFETY: the file is memory-mapped read-only; like every mmap user we rely on no
         // one rewriting the model file while it is loaded (the cache is written by rename).
-        let vb = unsafe {
-            VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu)
-        }
-        .map_err(|e| model_err(format!("model.safetensors: {e}")))?;
+        let vb =
+            unsafe { VarBuilder::from_mmaped_safetensors(&[&weights], DType::F32, &Device::Cpu) }
+                .map_err(|e| model_err(format!("model.safetensors: {e}")))?;
         // Weights named as BERT saves them, or under the model type ("bert.…").
         let prefixed = config
             .model_type
@@ -154,8 +152,8 @@ impl MiniLm {
             .map(|t| vb.pp(t))
             .filter(|p| p.contains_tensor("embeddings.word_embeddings.weight"));
         let vb = prefixed.unwrap_or(vb);
-        let (encoder, words, positions, token_type) = read_weights(&vb, &config)
-            .map_err(|e| model_err(format!("not a BERT model: {e}")))?;
+        let (encoder, words, positions, token_type) =
+            read_weights(&vb, &config).map_err(|e| model_err(format!("not a BERT model: {e}")))?;
 
         let fp = fingerprint(dir)?;
         let name = if fp == ALL_MINILM_L6_V2_FINGERPRINT {
@@ -216,12 +214,18 @@ fn read_weights(
     c: &Config,
 ) -> candle_core::Result<(Encoder, Vec<f32>, Vec<f32>, Vec<f32>)> {
     let h = c.hidden_size;
-    let flat = |vb: &VarBuilder<'_>, shape: &[usize], name: &str| -> candle_core::Result<Vec<f32>> {
-        vb.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
-    };
+    let flat =
+        |vb: &VarBuilder<'_>, shape: &[usize], name: &str| -> candle_core::Result<Vec<f32>> {
+            vb.get(shape, name)?.flatten_all()?.to_vec1::<f32>()
+        };
     let linear = |vb: VarBuilder<'_>, out: usize, inp: usize| -> candle_core::Result<Linear> {
         let w = flat(&vb, &[out, inp], "weight")?;
-        Ok(Linear::from_out_in(&w, flat(&vb, &[out], "bias")?, out, inp))
+        Ok(Linear::from_out_in(
+            &w,
+            flat(&vb, &[out], "bias")?,
+            out,
+            inp,
+        ))
     };
     // A square projection as `[in][out]` weights and bias, to be put side by side.
     let part = |vb: VarBuilder<'_>| -> candle_core::Result<(Vec<f32>, Vec<f32>, usize)> {
@@ -236,8 +240,16 @@ fn read_weights(
     };
     let e = vb.pp("embeddings");
     let words = flat(&e, &[c.vocab_size, h], "word_embeddings.weight")?;
-    let positions = flat(&e, &[c.max_position_embeddings, h], "position_embeddings.weight")?;
-    let token_type = flat(&e, &[c.type_vocab_size.max(1), h], "token_type_embeddings.weight")?;
+    let positions = flat(
+        &e,
+        &[c.max_position_embeddings, h],
+        "position_embeddings.weight",
+    )?;
+    let token_type = flat(
+        &e,
+        &[c.type_vocab_size.max(1), h],
+        "token_type_embeddings.weight",
+    )?;
     let embed_norm = norm(e.pp("LayerNorm"))?;
     let mut layers = Vec::with_capacity(c.num_hidden_layers);
     for i in 0..c.num_hidden_layers {

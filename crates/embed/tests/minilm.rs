@@ -76,7 +76,11 @@ fn batched_vectors_match_the_numpy_reference() {
     let (mut worst, mut lowest) = (0f32, 1f32);
     for (r, v) in refs.iter().zip(&got) {
         let (d, c) = (max_abs_diff(v, &r.embedding), cosine(v, &r.embedding));
-        assert!(close(v, &r.embedding), "{:?}: max component difference {d}, cosine {c}", r.text);
+        assert!(
+            close(v, &r.embedding),
+            "{:?}: max component difference {d}, cosine {c}",
+            r.text
+        );
         worst = worst.max(d);
         lowest = lowest.min(c);
     }

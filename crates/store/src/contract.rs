@@ -398,7 +398,12 @@ pub fn full_text_concepts_and_pools(engine: &dyn Engine) {
         "query syntax in a term is text: {hostile:?}"
     );
     assert!(store.term_hits(&s, &[], 10).unwrap().is_empty());
+    // Counting is the hits without their order, up to the limit.
+    assert_eq!(store.term_count(&s, "osmosis", 10).unwrap(), 2);
+    assert_eq!(store.term_count(&s, "osmosis", 1).unwrap(), 1);
+    assert_eq!(store.term_count(&s, "\" OR s1 NEAR(", 10).unwrap(), 0);
     let other = subject(&mut *store, "bo/pools");
+    assert_eq!(store.term_count(&other, "osmosis", 10).unwrap(), 0);
     assert!(
         store
             .term_hits(&other, &["ribosomes".to_string()], 10)

@@ -279,6 +279,11 @@ pub trait Reader {
     /// `tm_model::recall::distinctive_terms` makes them), best first, with a
     /// positive BM25 score.
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>>;
+    /// How many of the subject's episodes hold `term`, counted up to `limit` (the
+    /// hits of [`Reader::term_hits`] without ranking them).
+    fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
+        Ok(self.term_hits(s, &[term.to_string()], limit)?.len())
+    }
     /// Episodes touching any of these concepts (canonical keys), newest first.
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>>;
     /// The distinct concepts (canonical keys) the subject's episodes touch.

@@ -375,6 +375,9 @@ impl<T: Conn> Reader for T {
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
         recall::term_hits(self.conn(), s, terms, limit)
     }
+    fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
+        recall::term_count(self.conn(), s, term, limit)
+    }
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
         recall::concept_ids(self.conn(), s, concepts, limit)
     }

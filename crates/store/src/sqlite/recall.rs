@@ -145,6 +145,20 @@ pub(crate) fn term_hits(
     )
 }
 
+/// Counting needs no BM25 and no sort: a common term's thousands of hits were
+/// ranked on every turn only to be counted (`distinctive_in_subject`).
+pub(crate) fn term_count(c: &Connection, s: &Subject, term: &str, limit: usize) -> Result<usize> {
+    let Some(expr) = subject_match(s.id, std::slice::from_ref(&term.to_string())) else {
+        return Ok(0);
+    };
+    let n: i64 = c
+        .prepare_cached(
+            "SELECT count(*) FROM (SELECT rowid FROM episode_fts WHERE episode_fts MATCH ?1 LIMIT ?2)",
+        )?
+        .query_row(params![expr, limit as i64], |r| r.get(0))?;
+    Ok(n as usize)
+}
+
 pub(crate) fn concept_ids(
     c: &Connection,
     s: &Subject,
