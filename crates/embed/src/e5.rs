@@ -16,8 +16,9 @@
 //! table starts at the first real position (XLM-RoBERTa's padding offset is
 //! already applied), so `<s>` is position 0.
 //!
-//! The encoder is XLM-RoBERTa (BERT layers, post-norm, GELU) run with candle
-//! in f32: the layer weights are dequantised once at load (~85 MB); the word
+//! The encoder is XLM-RoBERTa (BERT layers, post-norm, GELU) run by our
+//! encoder ([`crate::encoder`]): the layer weights are dequantised once at load
+//! and held as halves packed for its products (~43 MB); the word
 //! table stays 4-bit and a row is dequantised when a token needs it. Texts
 //! are prefixed `query: ` (a question) or `passage: ` (what is stored), as
 //! the model was trained; a text over 512 tokens is cut into windows of 510,
@@ -27,10 +28,10 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use candle_core::{D, DType, Device, Tensor};
 use tokenizers::Model;
 use tokenizers::models::unigram::Unigram;
 
+use crate::encoder::{Encoder, Layer, Linear, Norm, transpose};
 use crate::{Calibration, Embedder, Error, Result, l2_normalise};
 
 /// Weights per Q4_0 block.
@@ -39,14 +40,12 @@ const QK: usize = 32;
 const BLOCK_BYTES: usize = 18;
 /// The SentencePiece word-start marker.
 const META: char = '\u{2581}';
-/// Texts per forward pass (sorted by length, so little padding).
+/// Texts per forward pass: bounds what one pass holds (nothing is padded).
 const BATCH: usize = 16;
 
 /// A multilingual-e5-small embedder.
 pub struct E5 {
     hidden: usize,
-    heads: usize,
-    eps: f64,
     max_positions: usize,
     /// The word table, 4-bit rows as in the file.
     word: Vec<u8>,
@@ -54,10 +53,9 @@ pub struct E5 {
     /// Position rows (f32), then the token-type row 0 added to every token.
     pos: Vec<f32>,
     token_type: Vec<f32>,
-    emb_ln: (Tensor, Tensor),
-    layers: Vec<Layer>,
+    /// The layers, run by our encoder ([`crate::encoder`]).
+    encoder: Encoder,
     tokenizer: Tokenizer,
-    device: Device,
     name: String,
 }
 
@@ -65,21 +63,9 @@ impl std::fmt::Debug for E5 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("E5")
             .field("name", &self.name)
-            .field("layers", &self.layers.len())
+            .field("layers", &self.encoder.layers.len())
             .finish_non_exhaustive()
     }
-}
-
-struct Layer {
-    /// Weights transposed for `x · W`: [in, out].
-    q: (Tensor, Tensor),
-    k: (Tensor, Tensor),
-    v: (Tensor, Tensor),
-    attn_out: (Tensor, Tensor),
-    attn_ln: (Tensor, Tensor),
-    ff_in: (Tensor, Tensor),
-    ff_out: (Tensor, Tensor),
-    out_ln: (Tensor, Tensor),
 }
 
 /// The SentencePiece-unigram tokenizer the file describes.
@@ -354,7 +340,6 @@ impl E5 {
                 },
             );
         }
-        let device = Device::Cpu;
         let entry = |name: &str, elements: usize| -> Result<&Entry> {
             let e = dir
                 .get(name)
@@ -381,41 +366,37 @@ impl E5 {
                     .collect())
             }
         };
-        let model = |e: candle_core::Error| Error::Model {
-            dir: path.to_path_buf(),
-            message: e.to_string(),
+        // A [out, in] weight as [in, out], with its bias.
+        let part = |prefix: &str, outs: usize, ins: usize| -> Result<(Vec<f32>, Vec<f32>, usize)> {
+            let w = transpose(&floats(&format!("{prefix}.w"), outs * ins)?, outs, ins);
+            Ok((w, floats(&format!("{prefix}.b"), outs)?, outs))
         };
-        let vector = |name: &str, n: usize| -> Result<Tensor> {
-            Tensor::from_vec(floats(name, n)?, n, &device).map_err(model)
+        let linear = |prefix: &str, outs: usize, ins: usize| -> Result<Linear> {
+            let (w, b, _) = part(prefix, outs, ins)?;
+            Ok(Linear::from_in_out(&w, b, ins, outs))
         };
-        // A [out, in] weight transposed to [in, out], with its bias.
-        let linear = |prefix: &str, outs: usize, ins: usize| -> Result<(Tensor, Tensor)> {
-            let w = Tensor::from_vec(
-                floats(&format!("{prefix}.w"), outs * ins)?,
-                (outs, ins),
-                &device,
-            )
-            .and_then(|w| w.t()?.contiguous())
-            .map_err(model)?;
-            Ok((w, vector(&format!("{prefix}.b"), outs)?))
-        };
-        let norm_pair = |prefix: &str| -> Result<(Tensor, Tensor)> {
-            Ok((
-                vector(&format!("{prefix}.w"), hidden)?,
-                vector(&format!("{prefix}.b"), hidden)?,
-            ))
+        let layer_norm = |prefix: &str| -> Result<Norm> {
+            Ok(Norm {
+                w: floats(&format!("{prefix}.w"), hidden)?,
+                b: floats(&format!("{prefix}.b"), hidden)?,
+            })
         };
         let mut layers = Vec::with_capacity(layers_n);
         for l in 0..layers_n {
             layers.push(Layer {
-                q: linear(&format!("l{l}.q"), hidden, hidden)?,
-                k: linear(&format!("l{l}.k"), hidden, hidden)?,
-                v: linear(&format!("l{l}.v"), hidden, hidden)?,
+                qkv: Linear::concat(
+                    &[
+                        part(&format!("l{l}.q"), hidden, hidden)?,
+                        part(&format!("l{l}.k"), hidden, hidden)?,
+                        part(&format!("l{l}.v"), hidden, hidden)?,
+                    ],
+                    hidden,
+                ),
                 attn_out: linear(&format!("l{l}.ao"), hidden, hidden)?,
-                attn_ln: norm_pair(&format!("l{l}.aln"))?,
-                ff_in: linear(&format!("l{l}.fi"), ff, hidden)?,
-                ff_out: linear(&format!("l{l}.fo"), hidden, ff)?,
-                out_ln: norm_pair(&format!("l{l}.oln"))?,
+                attn_norm: layer_norm(&format!("l{l}.aln"))?,
+                up: linear(&format!("l{l}.fi"), ff, hidden)?,
+                down: linear(&format!("l{l}.fo"), hidden, ff)?,
+                out_norm: layer_norm(&format!("l{l}.oln"))?,
             });
         }
         let word_entry = entry("emb.word", word_rows * hidden)?;
@@ -432,22 +413,24 @@ impl E5 {
         };
         Ok(E5 {
             hidden,
-            heads,
-            eps,
             max_positions,
             word,
             word_rows,
             pos,
             token_type,
-            emb_ln: norm_pair("emb.ln")?,
-            layers,
+            encoder: Encoder {
+                hidden,
+                heads,
+                eps: eps as f32,
+                embed_norm: layer_norm("emb.ln")?,
+                layers,
+            },
             tokenizer: Tokenizer {
                 unigram,
                 norm,
                 bos,
                 eos,
             },
-            device,
             name: Self::NAME.to_string(),
         })
     }
@@ -496,99 +479,26 @@ impl E5 {
     }
 
     /// The mean of the last hidden states over `<s>`, the content and `</s>`
-    /// of each row (padded to the longest, masked).
+    /// of each row (each row on its own tokens: nothing is padded).
     fn forward(&self, rows: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
-        let err = |e: candle_core::Error| Error::Inference(format!("e5: {e}"));
         let h = self.hidden;
-        let len = rows.iter().map(|r| r.len() + 2).max().unwrap_or(2);
-        let b = rows.len();
-        let mut x = vec![0f32; b * len * h];
-        let mut mask = vec![0f32; b * len];
+        let lens: Vec<usize> = rows.iter().map(|r| r.len() + 2).collect();
+        let mut x = Vec::with_capacity(lens.iter().sum::<usize>() * h);
         let mut row = vec![0f32; h];
-        for (r, content) in rows.iter().enumerate() {
-            let ids: Vec<u32> = std::iter::once(self.tokenizer.bos)
+        for content in rows {
+            let ids = std::iter::once(self.tokenizer.bos)
                 .chain(content.iter().copied())
-                .chain(std::iter::once(self.tokenizer.eos))
-                .collect();
-            for (p, &id) in ids.iter().enumerate() {
+                .chain(std::iter::once(self.tokenizer.eos));
+            for (p, id) in ids.enumerate() {
                 let id = (id as usize).min(self.word_rows - 1);
                 let blocks = h / QK * BLOCK_BYTES;
                 dequantise(&self.word[id * blocks..(id + 1) * blocks], &mut row);
-                let out = &mut x[(r * len + p) * h..(r * len + p + 1) * h];
                 let position = &self.pos[p * h..(p + 1) * h];
-                for i in 0..h {
-                    out[i] = row[i] + position[i] + self.token_type[i];
-                }
-                mask[r * len + p] = 1.0;
+                x.extend((0..h).map(|i| row[i] + position[i] + self.token_type[i]));
             }
         }
-        let dev = &self.device;
-        let x = Tensor::from_vec(x, (b, len, h), dev).map_err(err)?;
-        let mask = Tensor::from_vec(mask, (b, len), dev).map_err(err)?;
-        let mut x = layer_norm(&x, &self.emb_ln, self.eps).map_err(err)?;
-        // Padded keys get −∞ (a large negative) before the softmax.
-        let key_bias = ((mask.clone() - 1.0).map_err(err)? * 1e9)
-            .and_then(|m| m.reshape((b, 1, 1, len)))
-            .map_err(err)?;
-        let heads = self.heads;
-        let hd = h / heads;
-        let scale = 1.0 / (hd as f64).sqrt();
-        for l in &self.layers {
-            let split = |t: Tensor| -> candle_core::Result<Tensor> {
-                t.reshape((b, len, heads, hd))?
-                    .transpose(1, 2)?
-                    .contiguous()
-            };
-            let q = split(linear(&x, &l.q).map_err(err)?).map_err(err)?;
-            let k = split(linear(&x, &l.k).map_err(err)?).map_err(err)?;
-            let v = split(linear(&x, &l.v).map_err(err)?).map_err(err)?;
-            let attn = (|| -> candle_core::Result<Tensor> {
-                let scores =
-                    (q.matmul(&k.t()?.contiguous()?)? * scale)?.broadcast_add(&key_bias)?;
-                let p = candle_nn::ops::softmax_last_dim(&scores)?;
-                p.matmul(&v)?
-                    .transpose(1, 2)?
-                    .contiguous()?
-                    .reshape((b, len, h))
-            })()
-            .map_err(err)?;
-            let attn = linear(&attn, &l.attn_out).map_err(err)?;
-            x = layer_norm(&(x + attn).map_err(err)?, &l.attn_ln, self.eps).map_err(err)?;
-            let mid = linear(&x, &l.ff_in)
-                .and_then(|m| m.gelu_erf())
-                .map_err(err)?;
-            let out = linear(&mid, &l.ff_out).map_err(err)?;
-            x = layer_norm(&(x + out).map_err(err)?, &l.out_ln, self.eps).map_err(err)?;
-        }
-        // Mean over the real tokens.
-        let m = mask.unsqueeze(2).map_err(err)?;
-        let summed = x.broadcast_mul(&m).and_then(|t| t.sum(1)).map_err(err)?;
-        let counts = m.sum(1).map_err(err)?;
-        let means = summed.broadcast_div(&counts).map_err(err)?;
-        means
-            .to_dtype(DType::F32)
-            .and_then(|t| t.to_vec2::<f32>())
-            .map_err(err)
+        Ok(self.encoder.mean_pooled(x, &lens))
     }
-}
-
-/// `x · W + b` for x of [b, t, in] and W of [in, out].
-fn linear(x: &Tensor, (w, bias): &(Tensor, Tensor)) -> candle_core::Result<Tensor> {
-    let (b, t, i) = x.dims3()?;
-    x.reshape((b * t, i))?
-        .matmul(w)?
-        .broadcast_add(bias)?
-        .reshape((b, t, w.dim(1)?))
-}
-
-fn layer_norm(x: &Tensor, (w, b): &(Tensor, Tensor), eps: f64) -> candle_core::Result<Tensor> {
-    let mean = x.mean_keepdim(D::Minus1)?;
-    let centred = x.broadcast_sub(&mean)?;
-    let var = centred.sqr()?.mean_keepdim(D::Minus1)?;
-    centred
-        .broadcast_div(&(var + eps)?.sqrt()?)?
-        .broadcast_mul(w)?
-        .broadcast_add(b)
 }
 
 impl Embedder for E5 {

