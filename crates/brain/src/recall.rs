@@ -221,10 +221,35 @@ pub struct Recaller {
     /// The honest check counts per subject with the stamp (head seq, map id) they
     /// were counted at: routing every recorded check again on every turn was a fifth
     /// of a block's time when no night had left a working set.
-    checks: Mutex<HashMap<i64, ((i64, i64), Arc<crate::beliefs::Counts>)>>,
+    checks: BySubjectStamp<crate::beliefs::Counts>,
     /// The concepts a subject's episodes touch, with the stamp they were read at
     /// (only an append adds one).
-    keys: Mutex<HashMap<i64, ((i64, i64), Arc<Vec<String>>)>>,
+    keys: BySubjectStamp<Vec<String>>,
+}
+
+/// Per subject, a value and the subject's stamp (head seq, newest map id) it was
+/// made at.
+type BySubjectStamp<T> = Mutex<HashMap<i64, ((i64, i64), Arc<T>)>>;
+
+/// The subject's value from `cache` while its stamp is `stamp`, else `make`'s, kept.
+fn stamped<T>(
+    cache: &BySubjectStamp<T>,
+    subject: &Subject,
+    stamp: (i64, i64),
+    what: &'static str,
+    make: impl FnOnce() -> Result<T>,
+) -> Result<Arc<T>> {
+    if let Some((s, v)) = cache.lock().map_err(|_| poisoned(what))?.get(&subject.id)
+        && *s == stamp
+    {
+        return Ok(v.clone());
+    }
+    let v = Arc::new(make()?);
+    cache
+        .lock()
+        .map_err(|_| poisoned(what))?
+        .insert(subject.id, (stamp, v.clone()));
+    Ok(v)
 }
 
 /// The names of one concept-map snapshot, embedded once: a turn compares
@@ -298,18 +323,9 @@ impl Recaller {
         stamp: (i64, i64),
         map: &tm_model::map::ConceptMap,
     ) -> Result<Arc<crate::beliefs::Counts>> {
-        let poisoned = || poisoned("check counts cache");
-        if let Some((s, c)) = self.checks.lock().map_err(|_| poisoned())?.get(&subject.id)
-            && *s == stamp
-        {
-            return Ok(c.clone());
-        }
-        let counts = Arc::new(crate::beliefs::counts(store, subject, map)?);
-        self.checks
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(subject.id, (stamp, counts.clone()));
-        Ok(counts)
+        stamped(&self.checks, subject, stamp, "check counts cache", || {
+            crate::beliefs::counts(store, subject, map)
+        })
     }
 
     /// Embeds every episode of the subject that has no vector from this
@@ -508,19 +524,10 @@ impl Recaller {
 
     /// The concepts the subject's episodes touch, read again when its stamp moved.
     fn concept_keys(&self, store: &dyn Reader, subject: &Subject) -> Result<Arc<Vec<String>>> {
-        let poisoned = || poisoned("concept key cache");
         let stamp = store.subject_stamp(subject)?;
-        if let Some((s, k)) = self.keys.lock().map_err(|_| poisoned())?.get(&subject.id)
-            && *s == stamp
-        {
-            return Ok(k.clone());
-        }
-        let keys = Arc::new(store.concept_keys(subject)?);
-        self.keys
-            .lock()
-            .map_err(|_| poisoned())?
-            .insert(subject.id, (stamp, keys.clone()));
-        Ok(keys)
+        stamped(&self.keys, subject, stamp, "concept key cache", || {
+            Ok(store.concept_keys(subject)?)
+        })
     }
 
     /// Routes a question to concepts: every known concept whose canonical

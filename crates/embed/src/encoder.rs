@@ -524,8 +524,8 @@ mod avx2 {
             }
             for (r, a) in acc.iter().enumerate() {
                 let mut buf = [0f32; BLOCK];
-                for i in 0..4 {
-                    _mm256_storeu_ps(buf.as_mut_ptr().add(8 * i), a[i]);
+                for (i, v) in a.iter().enumerate() {
+                    _mm256_storeu_ps(buf.as_mut_ptr().add(8 * i), *v);
                 }
                 let o = (r0 + r) * os + c0;
                 out[o..o + cols].copy_from_slice(&buf[..cols]);

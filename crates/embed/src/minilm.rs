@@ -122,7 +122,11 @@ impl MiniLm {
                 "config.json: only absolute position embeddings are supported".into(),
             ));
         }
-        if config.num_attention_heads == 0 || config.hidden_size % config.num_attention_heads != 0 {
+        if config.num_attention_heads == 0
+            || !config
+                .hidden_size
+                .is_multiple_of(config.num_attention_heads)
+        {
             return Err(model_err(
                 "config.json: the hidden size is not a multiple of the heads".into(),
             ));
@@ -208,11 +212,11 @@ impl MiniLm {
     }
 }
 
-/// The encoder and the embedding tables of a BERT checkpoint.
-fn read_weights(
-    vb: &VarBuilder<'_>,
-    c: &Config,
-) -> candle_core::Result<(Encoder, Vec<f32>, Vec<f32>, Vec<f32>)> {
+/// The encoder and the embedding tables (word, position, token type) of a BERT checkpoint.
+type Weights = (Encoder, Vec<f32>, Vec<f32>, Vec<f32>);
+
+/// Reads [`Weights`] from a checkpoint.
+fn read_weights(vb: &VarBuilder<'_>, c: &Config) -> candle_core::Result<Weights> {
     let h = c.hidden_size;
     let flat =
         |vb: &VarBuilder<'_>, shape: &[usize], name: &str| -> candle_core::Result<Vec<f32>> {
