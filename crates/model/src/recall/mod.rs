@@ -10,8 +10,16 @@
 //! 2. **The gate**: when the question has content and anything matches, every
 //!    non-matching candidate is discarded. Weights alone cannot do this: a
 //!    fresh irrelevant note scores 0.15 on recency alone.
-//! 3. **Scoring**: `0.55·relevance + 0.30·salience + 0.15·recency`, recency
-//!    `0.5^(age_days/75)`. The weights are not tuned and not parameters.
+//! 3. **Scoring**: `0.55·relevance + 0.30·salience`; recency
+//!    (`0.5^(age_days/75)`) breaks ties — the newer first — and does not rank,
+//!    as the article has it ("la recenza spareggia, non classifica"). SPEC §3
+//!    weighs it 0.15 in the sum, where across a ten-month conversation it spans
+//!    0.14 of the score and pushed older evidence past the budget: on LoCoMo
+//!    (`past_budget` 473 → 439) evidence recall at 1,500 tokens went 0.736 →
+//!    0.746 by id and 0.692 → 0.703 by content, the quality benchmark unchanged
+//!    (BENCHMARKS.md). Inside a window with nothing matched, salience and recency
+//!    keep their weights ([`Entry::by_standing`]). The weights are not tuned and
+//!    not parameters.
 //! 4. **Collapse**: candidates with the same [`collapse_key`] become one
 //!    [`Recalled`] that says how many it stands for.
 //!
@@ -37,7 +45,8 @@ pub use terms::{distinctive_terms, episode_index_text, index_terms, index_text, 
 pub const RELEVANCE_WEIGHT: f32 = 0.55;
 /// Weight of salience in the score.
 pub const SALIENCE_WEIGHT: f32 = 0.30;
-/// Weight of recency in the score.
+/// Weight of recency beside salience where nothing matched inside a window (a matched
+/// candidate's score leaves recency out: it breaks ties there).
 pub const RECENCY_WEIGHT: f32 = 0.15;
 /// Days after which recency halves.
 pub const RECENCY_HALF_LIFE_DAYS: f64 = 75.0;
@@ -193,17 +202,14 @@ pub fn recency(episode_at: DateTime<Utc>, now: DateTime<Utc>) -> f32 {
     0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS) as f32
 }
 
-/// The SPEC §3 score of a candidate at instant `now`.
-pub fn score(c: &Candidate, now: DateTime<Utc>, params: &RecallParams) -> f32 {
-    combine(
-        params.relevance(c),
-        clean_unit(c.salience),
-        recency(c.at, now),
-    )
+/// The score of a candidate (relevance and salience with their weights; its time
+/// only breaks ties, see the module docs).
+pub fn score(c: &Candidate, params: &RecallParams) -> f32 {
+    combine(params.relevance(c), clean_unit(c.salience))
 }
 
-fn combine(relevance: f32, salience: f32, recency: f32) -> f32 {
-    RELEVANCE_WEIGHT * relevance + SALIENCE_WEIGHT * salience + RECENCY_WEIGHT * recency
+fn combine(relevance: f32, salience: f32) -> f32 {
+    RELEVANCE_WEIGHT * relevance + SALIENCE_WEIGHT * salience
 }
 
 /// The key under which identical episodes collapse: the same kind and the same
@@ -385,7 +391,7 @@ impl Entry {
             salience,
             relevance,
             recency,
-            score: combine(relevance, salience, recency),
+            score: combine(relevance, salience),
             matched: params.matches(c),
         }
     }
