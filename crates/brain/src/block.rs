@@ -170,7 +170,7 @@ pub fn build(
     // concept goes first (a miss matters more than a pass; "what have I got
     // wrong" must not depend on the question sharing a word with "wrong").
     let missed = if full && mode == Mode::Record && recall.window.is_none() {
-        missed_checks(store, subject, req.at)?
+        missed_checks(recaller, store, subject, req.at)?
     } else {
         Vec::new()
     };
@@ -287,12 +287,19 @@ pub const MISSED_CHECKS: usize = 8;
 
 /// The newest missed check of each concept (routed checks only), newest
 /// first, at most [`MISSED_CHECKS`], none after `at`.
-fn missed_checks(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<Episode>> {
+fn missed_checks(
+    recaller: &Recaller,
+    store: &dyn Reader,
+    subject: &Subject,
+    at: DateTime<Utc>,
+) -> Result<Vec<Episode>> {
     let mut seen = std::collections::HashSet::new();
-    let mut out: Vec<Episode> = store
-        .episodes_of_kind(subject, Kind::Check, at)?
-        .into_iter()
+    let stamp = store.subject_stamp(subject)?;
+    let mut out: Vec<Episode> = recaller
+        .check_episodes(store, subject, stamp)?
+        .iter()
         .rev()
+        .filter(|e| e.at <= at)
         .filter(|e| e.data.get("verdict").and_then(|v| v.as_str()) == Some("wrong"))
         .filter(|e| {
             e.concepts
@@ -300,6 +307,7 @@ fn missed_checks(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Re
                 .is_some_and(|c| seen.insert(tm_model::lang::canonical_key(c)))
         })
         .take(MISSED_CHECKS)
+        .cloned()
         .collect();
     out.sort_by_key(|e| std::cmp::Reverse((e.at, e.seq)));
     Ok(out)

@@ -225,6 +225,9 @@ pub struct Recaller {
     /// The concepts a subject's episodes touch, with the stamp they were read at
     /// (only an append adds one).
     keys: BySubjectStamp<Vec<String>>,
+    /// The subject's check episodes in chain order (the record branch's missed
+    /// checks read them on every record question).
+    checks_read: BySubjectStamp<Vec<Episode>>,
 }
 
 /// Per subject, a value and the subject's stamp (head seq, newest map id) it was
@@ -285,6 +288,7 @@ impl Recaller {
             concepts: Mutex::new(HashMap::new()),
             checks: Mutex::new(HashMap::new()),
             keys: Mutex::new(HashMap::new()),
+            checks_read: Mutex::new(HashMap::new()),
         }
     }
 
@@ -308,6 +312,9 @@ impl Recaller {
             c.remove(&subject_id);
         }
         if let Ok(mut c) = self.keys.lock() {
+            c.remove(&subject_id);
+        }
+        if let Ok(mut c) = self.checks_read.lock() {
             c.remove(&subject_id);
         }
     }
@@ -520,6 +527,23 @@ impl Recaller {
             .map_err(|_| poisoned())?
             .insert(key, set.clone());
         Ok(set)
+    }
+
+    /// Every check episode of the subject in chain order (none erased), read again
+    /// when its stamp moved; `stamp` is the subject's, read before.
+    pub fn check_episodes(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+        stamp: (i64, i64),
+    ) -> Result<Arc<Vec<Episode>>> {
+        stamped(
+            &self.checks_read,
+            subject,
+            stamp,
+            "check episode cache",
+            || Ok(store.episodes_of_kind(subject, Kind::Check, DateTime::<Utc>::MAX_UTC)?),
+        )
     }
 
     /// The concepts the subject's episodes touch, read again when its stamp moved.
