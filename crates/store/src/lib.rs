@@ -301,8 +301,8 @@ pub trait Reader {
     /// episodes were embedded.
     fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>>;
     /// (n, max episode id) of the subject's vectors from `model`, where n
-    /// grows by one for every vector stored (the count on SQLite, the number
-    /// of vectors written on PostgreSQL): a cached copy knows it is stale, and
+    /// grows by one for every vector stored, replaced or deleted (one row kept
+    /// by triggers on SQLite, by the write on PostgreSQL): a cached copy knows it is stale, and
     /// when n grew by exactly the number of vectors after its max id, those
     /// are all it lacks.
     fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)>;

@@ -279,8 +279,9 @@ pub(crate) fn episodes_missing_vectors(
 }
 
 pub(crate) fn vector_stamp(c: &Connection, s: &Subject, model: &str) -> Result<(u64, i64)> {
+    // One row kept by triggers (migration 11), not a count of the vectors.
     Ok(c.prepare_cached(
-        "SELECT COUNT(*), COALESCE(MAX(episode_id), 0) FROM episode_vectors WHERE subject_id = ?1 AND model = ?2",
+        "SELECT COALESCE(MAX(writes), 0), COALESCE(MAX(max_id), 0) FROM vector_stats WHERE subject_id = ?1 AND model = ?2",
     )?
     .query_row(params![s.id, model], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?)
 }
