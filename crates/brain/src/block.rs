@@ -169,8 +169,11 @@ pub fn build(
     // The record branch without a window: the newest missed check of each
     // concept goes first (a miss matters more than a pass; "what have I got
     // wrong" must not depend on the question sharing a word with "wrong").
+    // The subject's stamp, read once for the caches below (before the map is
+    // loaded: a map saved in between is at worst used under the older stamp).
+    let stamp = store.subject_stamp(subject)?;
     let missed = if full && mode == Mode::Record && recall.window.is_none() {
-        missed_checks(recaller, store, subject, req.at)?
+        missed_checks(recaller, store, subject, stamp, req.at)?
     } else {
         Vec::new()
     };
@@ -210,7 +213,6 @@ pub fn build(
             }
         })
         .collect();
-    let stamp = store.subject_stamp(subject)?;
     let map = if full {
         crate::map::load(store, subject)?
     } else {
@@ -222,7 +224,7 @@ pub fn build(
     let honest_checks = if !full {
         None
     } else {
-        match crate::nightly::fresh_working_set(store, subject)? {
+        match crate::nightly::fresh_working_set_at(store, subject, stamp)? {
             Some(ws) => ws
                 .honest_checks
                 .filter(|_| ws.checks_linked < ws.checks_recorded),
@@ -291,10 +293,10 @@ fn missed_checks(
     recaller: &Recaller,
     store: &dyn Reader,
     subject: &Subject,
+    stamp: (i64, i64),
     at: DateTime<Utc>,
 ) -> Result<Vec<Episode>> {
     let mut seen = std::collections::HashSet::new();
-    let stamp = store.subject_stamp(subject)?;
     let mut out: Vec<Episode> = recaller
         .check_episodes(store, subject, stamp)?
         .iter()

@@ -433,10 +433,19 @@ fn versions_at(tx: &dyn Tx, subject: &Subject, at: DateTime<Utc>) -> Result<Vec<
 /// appended and no new map since the night built it); `None` when absent,
 /// stale or unreadable — it is a cache, and the caller recomputes.
 pub fn fresh_working_set(store: &dyn Reader, subject: &Subject) -> Result<Option<WorkingSet>> {
+    fresh_working_set_at(store, subject, store.subject_stamp(subject)?)
+}
+
+/// [`fresh_working_set`] under the subject's stamp (`Reader::subject_stamp`),
+/// which the caller has read.
+pub fn fresh_working_set_at(
+    store: &dyn Reader,
+    subject: &Subject,
+    (head_seq, map): (i64, i64),
+) -> Result<Option<WorkingSet>> {
     let Some(ws) = store.working_set(subject)? else {
         return Ok(None);
     };
-    let (head_seq, map) = store.subject_stamp(subject)?;
     Ok(ws.fresh(Stamp { head_seq, map }).then_some(ws))
 }
 
