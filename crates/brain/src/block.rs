@@ -185,9 +185,10 @@ pub fn build(
     for m in &recall.ranked {
         refs.insert(m.episode.id, (&m.episode, m.count));
     }
-    // A long episode shows the sentences that carry the question's words
-    // (an excerpt, marked "…"), not just its first characters.
-    let terms = tm_model::recall::distinctive_terms(&req.question);
+    // A long episode shows the sentences that carry the words recall searched
+    // for (the question's, in their other forms too; an excerpt, marked "…"),
+    // not just its first characters.
+    let terms = &recall.terms;
     let episodes: Vec<EpisodeLine> = missed
         .iter()
         .map(|e| (e, 1))
@@ -204,7 +205,7 @@ pub fn build(
             EpisodeLine {
                 at: e.at,
                 kind: e.kind.as_str().to_string(),
-                text: tm_model::block::excerpt(&e.text, &terms, tm_model::block::EPISODE_CHARS)
+                text: tm_model::block::excerpt(&e.text, terms, tm_model::block::EPISODE_CHARS)
                     .unwrap_or_else(|| e.text.clone()),
                 count,
                 changed_citation: c == "changed",

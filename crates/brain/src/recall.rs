@@ -88,6 +88,10 @@ pub struct RecallResult {
     /// The routed concepts reached by the question's vector alone (no name
     /// of theirs occurs in the question); a subset of `routed`.
     pub routed_by_vector: Vec<String>,
+    /// The words the full-text pool searched for: the question's distinctive
+    /// words, then the other forms of them the subject's episodes hold
+    /// ("research" → "researching"); excerpts pick sentences by these.
+    pub terms: Vec<String>,
 }
 
 /// The time window a question named.
@@ -637,6 +641,8 @@ impl Recaller {
             ids.extend(store.window_ids(subject, w.from, w.to, POOL_LIMIT)?);
         }
         let terms = distinctive_in_subject(store, subject, terms)?;
+        let lang = tm_model::lang::stem::language_of(q.question).or(subject.language.as_deref());
+        let terms = with_other_forms(store, subject, terms, lang)?;
         let mut lexical: HashMap<i64, f32> = HashMap::new();
         {
             let hits = store.term_hits(subject, &terms, POOL_LIMIT)?;
@@ -767,8 +773,49 @@ impl Recaller {
             candidates: n_candidates,
             embedder: self.embedder.name().to_string(),
             routed_by_vector,
+            terms,
         })
     }
+}
+
+/// At most this many other forms of one question word are searched for.
+pub const FORMS_PER_TERM: usize = 8;
+
+/// The question's words and, after them, the other forms of each that the
+/// subject's episodes hold: the words of the index that start with the word's
+/// [`inflection_prefix`](tm_model::lang::stem::inflection_prefix) and have its
+/// stem in `lang` (the question's language, else the subject's). Without a
+/// language, or in one with no stemmer, the words stay as they are.
+///
+/// The failure that motivates it (issue 17, LoCoMo): "What did Caroline
+/// research?" did not find "Researching adoption agencies" by its words, and
+/// evidence turns that shared only an inflected form with the question were
+/// `not_matched` or ranked by meaning alone.
+fn with_other_forms(
+    store: &dyn Reader,
+    subject: &Subject,
+    terms: Vec<String>,
+    lang: Option<&str>,
+) -> Result<Vec<String>> {
+    use tm_model::lang::stem::{inflection_prefix, same_stem};
+    let Some(lang) = lang else {
+        return Ok(terms);
+    };
+    let mut seen: HashSet<String> = terms.iter().cloned().collect();
+    let mut out = terms.clone();
+    for t in &terms {
+        let Some(prefix) = inflection_prefix(t, lang) else {
+            continue;
+        };
+        let keep = |w: &str| !seen.contains(w) && same_stem(t, w, lang);
+        let forms = store.terms_with_prefix(subject, &prefix, &keep, FORMS_PER_TERM)?;
+        for w in forms {
+            if seen.insert(w.clone()) {
+                out.push(w);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// A word found in more than this share of a subject's episodes does not say

@@ -117,6 +117,35 @@ fn a_relevant_march_memory_beats_500_newer_irrelevant_ones() {
     );
 }
 
+/// A question's word finds its other forms by its words ("research" →
+/// "researching", "studies" → "studied"), in the question's language, and no
+/// word that only looks alike ("pain" for "paint").
+#[test]
+fn a_word_finds_its_other_forms_and_nothing_that_only_looks_alike() {
+    let at = t("2026-03-10T10:00:00Z");
+    let (store, r) = subject_with(&[
+        learner("res", at, "Researching adoption agencies took all week"),
+        learner("pain", at + Duration::hours(1), "My knee pain is back"),
+        learner("paint", at + Duration::hours(2), "We painted the fence green"),
+        learner("es", at + Duration::hours(3), "Los alumnos estudiaron la célula ayer"),
+        learner("other", at + Duration::hours(4), "The bus was late again"),
+    ]);
+    let later = at + Duration::days(1);
+    let res = ask(&*store, &r, "What did I research?", later);
+    assert_eq!(res.terms, ["research", "researching"]);
+    let lexical: Vec<String> = res
+        .ranked
+        .iter()
+        .filter(|m| m.signals.lexical > 0.0)
+        .filter_map(|m| m.episode.external_id.clone())
+        .collect();
+    assert_eq!(lexical, ["res"]);
+    let res = ask(&*store, &r, "What did we paint?", later);
+    assert_eq!(res.terms, ["paint", "painted"], "never \"pain\"");
+    let res = ask(&*store, &r, "¿Quién estudia la célula?", later);
+    assert!(res.terms.contains(&"estudiaron".to_string()), "{:?}", res.terms);
+}
+
 #[test]
 fn nine_identical_questions_come_back_once_with_their_count() {
     let mut events = Vec::new();

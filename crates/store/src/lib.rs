@@ -284,6 +284,19 @@ pub trait Reader {
     fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
         Ok(self.term_hits(s, &[term.to_string()], limit)?.len())
     }
+    /// The distinct words of the subject's full-text index that start with
+    /// `prefix` (a folded term, as [`Reader::term_hits`] takes them) and that
+    /// `keep` accepts, in byte order, at most `limit`: where recall looks for
+    /// a question word's other forms ("research" → "researching"). Only words
+    /// of this subject's episodes, however the engine shares its index; `keep`
+    /// is asked first, so an engine checks only the words it accepts.
+    fn terms_with_prefix(
+        &self,
+        s: &Subject,
+        prefix: &str,
+        keep: &dyn Fn(&str) -> bool,
+        limit: usize,
+    ) -> Result<Vec<String>>;
     /// Episodes touching any of these concepts (canonical keys), newest first.
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>>;
     /// The distinct concepts (canonical keys) the subject's episodes touch.

@@ -8,6 +8,7 @@
 //! `include_str!` and reads them with [`entries`]; no list is typed in code.
 
 mod canonical;
+pub mod stem;
 
 pub use canonical::canonical_key;
 

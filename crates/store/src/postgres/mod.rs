@@ -392,6 +392,15 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
         self.with(|c| q::term_hits(c, s, terms, limit))
     }
+    fn terms_with_prefix(
+        &self,
+        s: &Subject,
+        prefix: &str,
+        keep: &dyn Fn(&str) -> bool,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        self.with(|c| q::terms_with_prefix(c, s, prefix, keep, limit))
+    }
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
         self.with(|c| q::concept_ids(c, s, concepts, limit))
     }

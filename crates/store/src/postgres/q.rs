@@ -715,6 +715,35 @@ pub(crate) fn term_hits<C: GenericClient>(
     fts::hits(c, fts::EPISODES, s.id, terms, limit, "TRUE")
 }
 
+/// The subject's indexed words from `prefix` on: `term` is compared in byte
+/// order (collation "C", migration 5), so the words with a prefix are one
+/// range of the postings' primary key.
+pub(crate) fn terms_with_prefix<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    s: &Subject,
+    prefix: &str,
+    keep: &dyn Fn(&str) -> bool,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let prefix = prefix.replace('\0', "");
+    if prefix.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    let upper = format!("{prefix}\u{10FFFF}");
+    let rows = c.query(
+        "SELECT DISTINCT term FROM fts_postings
+         WHERE kind = $1 AND subject_id = $2 AND term >= $3 AND term < $4
+         ORDER BY term",
+        &[&fts::EPISODES, &s.id, &prefix, &upper],
+    )?;
+    Ok(rows
+        .iter()
+        .map(|r| r.get::<_, String>(0))
+        .filter(|w| w.starts_with(&prefix) && keep(w))
+        .take(limit)
+        .collect())
+}
+
 pub(crate) fn concept_ids<C: GenericClient>(
     c: &mut Db<'_, C>,
     s: &Subject,

@@ -371,4 +371,10 @@ CREATE TRIGGER file_versions_no_delete BEFORE DELETE ON file_versions
 ALTER TABLE erasures ADD COLUMN reason TEXT NOT NULL DEFAULT '';
 CREATE INDEX episodes_by_salt ON episodes (subject_id, salt) WHERE salt IS NOT NULL;
 "#,
+    // 5: index words compare in byte order, as FTS5 orders its terms, so the
+    //    words that start with a prefix are one range of the primary key
+    //    (recall's search for a word's other forms).
+    r#"
+ALTER TABLE fts_postings ALTER COLUMN term TYPE TEXT COLLATE "C";
+"#,
 ];

@@ -164,10 +164,17 @@ impl SqliteStore {
         self.conn
             .pragma_update(None, "mmap_size", 256i64 * 1024 * 1024)?;
         if migrate {
-            self.migrate()
+            self.migrate()?;
         } else {
-            self.check_version()
+            self.check_version()?;
         }
+        // The episode index's vocabulary, for a word's other forms
+        // (`recall::terms_with_prefix`): a view of the FTS5 index kept by this
+        // connection alone, so it stores nothing and needs no migration.
+        self.conn.execute_batch(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.episode_vocab USING fts5vocab(main, episode_fts, 'row');",
+        )?;
+        Ok(())
     }
 
     fn check_version(&self) -> Result<()> {
@@ -377,6 +384,15 @@ impl<T: Conn> Reader for T {
     }
     fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
         recall::term_count(self.conn(), s, term, limit)
+    }
+    fn terms_with_prefix(
+        &self,
+        s: &Subject,
+        prefix: &str,
+        keep: &dyn Fn(&str) -> bool,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        recall::terms_with_prefix(self.conn(), s, prefix, keep, limit)
     }
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
         recall::concept_ids(self.conn(), s, concepts, limit)

@@ -159,6 +159,41 @@ pub(crate) fn term_count(c: &Connection, s: &Subject, term: &str, limit: usize) 
     Ok(n as usize)
 }
 
+/// The index's words from `prefix` on, in byte order (FTS5 orders its terms
+/// so): the vocabulary is shared by every subject, so each word `keep`
+/// accepts is kept only when one of this subject's episodes holds it.
+pub(crate) fn terms_with_prefix(
+    c: &Connection,
+    s: &Subject,
+    prefix: &str,
+    keep: &dyn Fn(&str) -> bool,
+    limit: usize,
+) -> Result<Vec<String>> {
+    let prefix = prefix.replace('\0', "");
+    if prefix.is_empty() || limit == 0 {
+        return Ok(Vec::new());
+    }
+    // Every word that starts with the prefix sorts below the prefix followed
+    // by the highest code point.
+    let upper = format!("{prefix}\u{10FFFF}");
+    let mut stmt = c.prepare_cached(
+        "SELECT term FROM temp.episode_vocab WHERE term >= ?1 AND term < ?2 ORDER BY term",
+    )?;
+    let words = stmt
+        .query_map(params![prefix, upper], |r| r.get::<_, String>(0))?
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let mut out = Vec::new();
+    for w in words {
+        if out.len() >= limit {
+            break;
+        }
+        if w.starts_with(&prefix) && keep(&w) && term_count(c, s, &w, 1)? > 0 {
+            out.push(w);
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn concept_ids(
     c: &Connection,
     s: &Subject,
