@@ -1,5 +1,5 @@
 //! Query-biased excerpts: a long episode shows the sentences that carry the
-//! question's words, not only its first 280 characters.
+//! question's words, not only its first [`EPISODE_CHARS`](super::EPISODE_CHARS) characters.
 //!
 //! The failure that motivates it (issue "Recall that beats a fusion
 //! baseline", LoCoMo by content): a block line is cut to

@@ -84,9 +84,17 @@ pub const HOW_TO_USE_LABEL: &str = "HOW TO USE THIS:";
 pub const DEFAULT_HOW_TO_USE: &str = "it is your own memory of past work with this student, not their material. When you rely on it, say when it happened (\"in July we…\"). Never claim a memory that is not listed here. Beliefs are estimates from checks, not grades; the subject map describes the material, not what the student knows.";
 /// The label carried by a recalled episode whose cited file changed (SPEC §8).
 pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replaced or removed]";
-/// Longest episode text printed, in characters; longer texts are cut at a
-/// word with an ellipsis so one long answer cannot eat the budget.
-pub const EPISODE_CHARS: usize = 280;
+/// Longest episode text printed, in characters (about a paragraph, ~110
+/// o200k tokens of English); a longer text is shown as an [`excerpt`] of the
+/// sentences holding the searched words, else cut at a word with an ellipsis,
+/// so one long answer cannot eat the budget.
+///
+/// It was 280. The failure that changed it (issue 17, LoCoMo `cut`): 91
+/// evidence turns of 282–462 characters were in the block by id but their
+/// line had lost the answer, while a whole-turn baseline carried 87 of them;
+/// at 500, evidence by content at 1,500 tokens went 0.727 → 0.761 (`cut`
+/// 91 → 0, `past_budget` 414 → 437), the quality benchmark unchanged.
+pub const EPISODE_CHARS: usize = 500;
 
 /// Which order the block takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
