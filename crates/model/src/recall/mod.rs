@@ -10,7 +10,9 @@
 //! 2. **The gate**: when the question has content and anything matches, every
 //!    non-matching candidate is discarded. Weights alone cannot do this: a
 //!    fresh irrelevant note scores 0.15 on recency alone.
-//! 3. **Scoring**: `0.55·relevance + 0.30·salience`; recency
+//! 3. **Scoring**: `0.55·relevance + 0.30·salience`, the semantic part of
+//!    relevance relative to the question's closest neighbour when that is below
+//!    paraphrase level ([`RecallParams::semantic_full_for`]); recency
 //!    (`0.5^(age_days/75)`) breaks ties — the newer first — and does not rank,
 //!    as the article has it ("la recenza spareggia, non classifica"). SPEC §3
 //!    weighs it 0.15 in the sum, where across a ten-month conversation it spans
@@ -171,6 +173,40 @@ impl RecallParams {
     /// strongly, while agreement of the two is the better evidence (the
     /// rank fusion of BM25 and vector search beat us on exactly those turns).
     pub fn relevance(&self, c: &Candidate) -> f32 {
+        self.relevance_up_to(c, self.semantic_full)
+    }
+
+    /// Where the semantic signal reaches 1 for one question, given the cosines
+    /// of its candidates: at the best of them when that lies between the
+    /// middle of the floor–full scale and [`semantic_full`](Self::semantic_full)
+    /// (at the middle when the best is lower but matches), so
+    /// the closest neighbour counts as fully as the best full-text hit does
+    /// (lexical is BM25 relative to the pool's best); otherwise at
+    /// `semantic_full`.
+    ///
+    /// The failure that motivates it (issue 17, LoCoMo `past_budget`): on a
+    /// conversation the question's nearest turns sit at cosine 0.4–0.6, so on
+    /// the fixed 0.35–0.8 scale a turn that matched by meaning alone weighed
+    /// ~0.2 and ranked below every turn sharing one word with the question,
+    /// while the rank fusion baseline put it in its first thirty.
+    pub fn semantic_full_for(&self, cosines: impl IntoIterator<Item = f32>) -> f32 {
+        let best = cosines
+            .into_iter()
+            .map(clean_cosine)
+            .fold(f32::NEG_INFINITY, f32::max);
+        // Never below the middle of the scale: a question whose closest
+        // neighbour barely clears the floor has no neighbour that close.
+        let middle = (self.semantic_floor + self.semantic_full) / 2.0;
+        if best >= self.semantic_floor {
+            best.clamp(middle.min(self.semantic_full), self.semantic_full)
+        } else {
+            self.semantic_full
+        }
+    }
+
+    /// [`relevance`](Self::relevance) with the semantic signal reaching 1 at
+    /// cosine `full` instead of [`semantic_full`](Self::semantic_full).
+    pub fn relevance_up_to(&self, c: &Candidate, full: f32) -> f32 {
         let lexical = clean_unit(c.lexical);
         let lexical = if lexical > self.lexical_floor {
             lexical
@@ -183,7 +219,7 @@ impl RecallParams {
             0.0
         };
         let cosine = clean_cosine(c.semantic);
-        let span = self.semantic_full - self.semantic_floor;
+        let span = full - self.semantic_floor;
         let semantic = if cosine < self.semantic_floor {
             0.0
         } else if span > 0.0 {
@@ -307,7 +343,7 @@ pub fn recall(
     let mut pool: Vec<Option<Candidate>> = merge_by_id(candidates).into_iter().map(Some).collect();
     // Scoring and sorting work on small entries; candidates move out only for
     // the few groups that are returned.
-    let mut entries: Vec<Entry> = pool
+    let live: Vec<(usize, &Candidate)> = pool
         .iter()
         .enumerate()
         .filter_map(|(idx, c)| c.as_ref().map(|c| (idx, c)))
@@ -316,7 +352,11 @@ pub fn recall(
             Some((start, end)) => !c.narration && start <= c.at && c.at < end,
             None => true,
         })
-        .map(|(idx, c)| Entry::new(idx, c, at, params))
+        .collect();
+    let full = params.semantic_full_for(live.iter().map(|(_, c)| c.semantic));
+    let mut entries: Vec<Entry> = live
+        .into_iter()
+        .map(|(idx, c)| Entry::new(idx, c, at, params, full))
         .collect();
     let window_empty = window.is_some() && entries.is_empty();
 
@@ -380,8 +420,14 @@ struct Entry {
 }
 
 impl Entry {
-    fn new(idx: usize, c: &Candidate, now: DateTime<Utc>, params: &RecallParams) -> Self {
-        let relevance = params.relevance(c);
+    fn new(
+        idx: usize,
+        c: &Candidate,
+        now: DateTime<Utc>,
+        params: &RecallParams,
+        semantic_full: f32,
+    ) -> Self {
+        let relevance = params.relevance_up_to(c, semantic_full);
         let recency = recency(c.at, now);
         let salience = clean_unit(c.salience);
         Self {

@@ -537,9 +537,50 @@ fn agreeing_signals_outrank_a_single_stronger_one() {
         lexical: 0.6,
         ..plain(2, t)
     };
-    let out = recall(vec![one, both], true, None, now, &P, 10);
-    assert_eq!(ids(&out), [1, 2]);
-    assert!((out.ranked[0].relevance - 0.75).abs() < 1e-3);
+    // A paraphrase in the pool keeps the semantic scale at its default.
+    let paraphrase = Candidate {
+        semantic: 0.9,
+        ..plain(3, t)
+    };
+    let out = recall(vec![one, both, paraphrase], true, None, now, &P, 10);
+    assert_eq!(ids(&out), [3, 1, 2]);
+    assert!((out.ranked[1].relevance - 0.75).abs() < 1e-3);
     // One strong signal alone keeps its value.
-    assert!((out.ranked[1].relevance - 0.6).abs() < 1e-6);
+    assert!((out.ranked[2].relevance - 0.6).abs() < 1e-6);
+}
+
+/// Issue 17 (LoCoMo `past_budget`): when a question's closest neighbour is
+/// far from paraphrase level, the semantic signal is relative to it, as the
+/// lexical one is relative to the best full-text hit — so a turn that
+/// matches by meaning alone is not outweighed by any turn sharing one word.
+#[test]
+fn the_semantic_signal_is_relative_to_the_questions_best_neighbour() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(10);
+    let near = Candidate {
+        semantic: 0.6,
+        ..plain(1, t)
+    };
+    let word = Candidate {
+        lexical: 0.3,
+        ..plain(2, t)
+    };
+    let out = recall(vec![word.clone(), near.clone()], true, None, now, &P, 10);
+    assert_eq!(ids(&out), [1, 2]);
+    assert!((out.ranked[0].relevance - 1.0).abs() < 1e-6);
+    assert_eq!(P.semantic_full_for([0.6, 0.2]), 0.6);
+    // Never below the middle of the scale (a best neighbour that barely
+    // clears the floor is not a close one); above paraphrase level, or with
+    // nothing at the floor, the scale is the default.
+    assert!((P.semantic_full_for([0.4, 0.2]) - 0.575).abs() < 1e-6);
+    assert_eq!(P.semantic_full_for([0.95]), P.semantic_full);
+    assert_eq!(P.semantic_full_for([0.1, f32::NAN]), P.semantic_full);
+    assert_eq!(P.semantic_full_for([]), P.semantic_full);
+    // The gate does not move: a cosine below the floor matches nothing.
+    let faint = Candidate {
+        semantic: 0.3,
+        ..plain(3, t)
+    };
+    let out = recall(vec![faint, word], true, None, now, &P, 10);
+    assert_eq!(ids(&out), [2]);
 }
