@@ -270,14 +270,15 @@ pub fn carried(line: Option<&str>, turn: &str, answer: &str) -> Option<bool> {
 }
 
 /// The block's memory lines by episode id: the lines of the earlier-work
-/// section, in printed order, zipped with the ids the block says it printed
-/// in that order.
+/// section (its day lines left out), in printed order, zipped with the ids
+/// the block says it printed in that order.
 pub fn episode_lines<'a>(block: &'a str, printed: &[i64]) -> HashMap<i64, &'a str> {
     let lines: Vec<&str> = block
         .lines()
         .skip_while(|l| *l != tm_model::block::EPISODES_HEADER)
         .skip(1)
-        .take_while(|l| l.starts_with("- "))
+        .take_while(|l| l.starts_with("- ") || tm_model::block::is_day_line(l))
+        .filter(|l| l.starts_with("- "))
         .collect();
     printed.iter().copied().zip(lines).collect()
 }
@@ -639,8 +640,8 @@ mod tests {
             "Melanie: Hi! We went camping in the mountains. It rained, but the kids loved it.";
         // The answer's words the turn holds are what matter.
         assert_eq!(words_that_matter(turn, "the mountains"), vec!["mountains"]);
-        let kept = "- 12 Jul · you answered: Melanie: … We went camping in the mountains. …";
-        let lost = "- 12 Jul · you answered: Melanie: Hi! …";
+        let kept = "- you answered: Melanie: … We went camping in the mountains. …";
+        let lost = "- you answered: Melanie: Hi! …";
         assert_eq!(carried(Some(kept), turn, "the mountains"), Some(true));
         assert_eq!(carried(Some(lost), turn, "the mountains"), Some(false));
         // A turn not in the block is not carried, whatever other lines hold.
@@ -650,7 +651,7 @@ mod tests {
         assert_eq!(carried(Some(kept), turn, "7 July 2023"), Some(false));
         assert_eq!(
             carried(
-                Some(&format!("- 12 Jul · you answered: {turn}")),
+                Some(&format!("- you answered: {turn}")),
                 turn,
                 "7 July 2023"
             ),
@@ -662,10 +663,10 @@ mod tests {
 
     #[test]
     fn memory_lines_are_read_in_printed_order() {
-        let block = "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====\nEARLIER WORK WITH THIS STUDENT (oldest first):\n- 1 May · you were asked: a\n- 2 May · you answered: b\nHOW TO USE THIS: …\n===== END OF MEMORY =====";
+        let block = "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====\nEARLIER WORK WITH THIS STUDENT (oldest first):\n1 May:\n- you were asked: a\n2 May:\n- you answered: b\nSUBJECT MAP (1 concept; …):\n- Osmosis: …\nHOW TO USE THIS: …\n===== END OF MEMORY =====";
         let lines = episode_lines(block, &[7, 3]);
-        assert_eq!(lines[&7], "- 1 May · you were asked: a");
-        assert_eq!(lines[&3], "- 2 May · you answered: b");
+        assert_eq!(lines[&7], "- you were asked: a");
+        assert_eq!(lines[&3], "- you answered: b");
         assert_eq!(lines.len(), 2);
     }
 }

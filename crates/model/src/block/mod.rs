@@ -16,14 +16,19 @@
 //! WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (…):  + `- understands cytoplasm (0.72)`
 //! <honest check sentence, when given>
 //! <"There is no record of any work with this student in May 2026." when the window is empty>
-//! EARLIER WORK WITH THIS STUDENT (oldest first):  + `- 12 Jul · you were asked: …`
+//! EARLIER WORK WITH THIS STUDENT (oldest first):  + per day `12 Jul:` and its `- you were asked: …`
 //! SUBJECT MAP (…):  + lines                               (record mode: last)
 //! HOW TO USE THIS: …
 //! ===== END OF MEMORY =====
 //! ```
 //! A section with nothing in it is left out. Dates are the learner's (`tz`):
 //! day and abbreviated English month ("12 Jul"), with the year added when it
-//! is not the year of the turn in that zone ("12 Jul 2025").
+//! is not the year of the turn in that zone ("12 Jul 2025"). Earlier work is
+//! grouped by day: a day's line (`12 Jul:`, [`is_day_line`]) opens its
+//! episodes, so a date is printed once a day, not once a line. It used to
+//! open every line (`- 12 Jul · you were asked: …`, SPEC §6): about six
+//! o200k tokens a line, a fifth of a short conversation turn (issue 17,
+//! LoCoMo `past_budget`).
 //!
 //! # Budget
 //! Tokens are counted with the o200k tokenizer (tiktoken-compatible,
@@ -35,9 +40,9 @@
 //! about concepts the question names ([`MapSection::focus`]), then episodes in the
 //! order given (most relevant first; printed oldest first), then map lines in
 //! the order given (so the map is trimmed from the end of its list). Whole
-//! lines only; a section header is paid for with its first line. The final
-//! text is counted again and lines are removed, last added first, until it
-//! fits, so `tokens <= budget` always holds.
+//! lines only; a section header, and a day's line, is paid for with its first
+//! line. The final text is counted again and lines are removed, last added
+//! first, until it fits, so `tokens <= budget` always holds.
 //!
 //! # Snapshot tests
 //! Whole blocks are snapshot-tested with `expect-test`; after an intended
@@ -236,7 +241,7 @@ pub fn count_tokens(text: &str) -> usize {
     }
 }
 
-/// How a kind reads in `- 12 Jul · you were asked: …`.
+/// How a kind reads in `- you were asked: …`.
 fn kind_label(kind: &str) -> String {
     match Kind::parse(kind) {
         Some(Kind::Question) => "you were asked".into(),
@@ -273,10 +278,28 @@ fn belief_line(b: &BeliefLine) -> Option<String> {
     })
 }
 
-fn episode_line(e: &EpisodeLine, turn: DateTime<Utc>, tz: Tz) -> String {
+/// The line that opens a day's episodes in the earlier-work section: its
+/// date label and a colon (`12 Jul:`, `3 Mar 2025:`).
+fn day_line(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
+    format!("{}:", date_label(at, turn, tz))
+}
+
+/// Whether a line of the earlier-work section opens a day (see [`day_line`])
+/// rather than being one of its episodes (`- …`) or the next section.
+pub fn is_day_line(line: &str) -> bool {
+    line.ends_with(':')
+        && line.starts_with(|c: char| c.is_ascii_digit())
+        && !line.contains('\n')
+}
+
+/// The learner's calendar day of an instant, for grouping lines by day.
+fn local_day(at: DateTime<Utc>, tz: Tz) -> chrono::NaiveDate {
+    at.with_timezone(&tz).date_naive()
+}
+
+fn episode_line(e: &EpisodeLine) -> String {
     let mut line = format!(
-        "- {} · {}: {}",
-        date_label(e.at, turn, tz),
+        "- {}: {}",
         kind_label(&e.kind),
         one_line(&neutralise(&e.text), EPISODE_CHARS)
     );
@@ -306,6 +329,8 @@ struct Offer {
     line: String,
     /// For episodes: the id and the instant (for oldest-first printing).
     episode: Option<(DateTime<Utc>, i64)>,
+    /// For episodes: the learner's day and its [`day_line`].
+    day: Option<(chrono::NaiveDate, String)>,
 }
 
 /// Renders the block for `input` within `budget_tokens` o200k tokens (see
@@ -344,6 +369,7 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
                 part: Part::Beliefs,
                 line,
                 episode: None,
+                day: None,
             }),
     );
     let mut dropped = input.beliefs.len() - offers.len();
@@ -362,6 +388,7 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             part: Part::Map,
             line,
             episode: None,
+            day: None,
         })
     };
     let focus = input.map.as_ref().map_or(0, |m| m.focus.min(m.lines.len()));
@@ -376,8 +403,9 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
     } else {
         offers.extend(input.episodes.iter().map(|e| Offer {
             part: Part::Episodes,
-            line: episode_line(e, input.at, input.tz),
+            line: episode_line(e),
             episode: Some((e.at, e.id)),
+            day: Some((local_day(e.at, input.tz), day_line(e.at, input.at, input.tz))),
         }));
     }
     let map_header = input.map.as_ref().map(MapSection::header);
@@ -424,7 +452,16 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         }
         if !episodes.is_empty() {
             lines.push(EPISODES_HEADER);
-            lines.extend(episodes.iter().map(|o| o.line.as_str()));
+            let mut day = None;
+            for o in &episodes {
+                if let Some((d, label)) = &o.day
+                    && day != Some(d)
+                {
+                    day = Some(d);
+                    lines.push(label);
+                }
+                lines.push(o.line.as_str());
+            }
         }
         if input.mode == Mode::Record {
             lines.extend(&map_part);
@@ -450,6 +487,9 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
     // misfit, so it keeps a prefix of its teaching order and never shows a
     // concept without the prerequisites listed before it.
     let mut header_paid = [false; 3];
+    // Each day's line is paid for with the first episode of that day.
+    let mut days_paid: std::collections::HashSet<chrono::NaiveDate> =
+        std::collections::HashSet::new();
     let mut order = Vec::new();
     let mut map_full = false;
     for (i, o) in offers.iter().enumerate() {
@@ -469,9 +509,17 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
                 Part::Map => map_header.as_deref().map_or(0, with_nl),
             };
         }
+        if let Some((d, label)) = &o.day
+            && !days_paid.contains(d)
+        {
+            cost += with_nl(label);
+        }
         if used + cost <= budget_tokens {
             used += cost;
             header_paid[slot] = true;
+            if let Some((d, _)) = &o.day {
+                days_paid.insert(*d);
+            }
             taken[i] = true;
             order.push(i);
         } else if o.part == Part::Map {
