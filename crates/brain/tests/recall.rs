@@ -126,8 +126,16 @@ fn a_word_finds_its_other_forms_and_nothing_that_only_looks_alike() {
     let (store, r) = subject_with(&[
         learner("res", at, "Researching adoption agencies took all week"),
         learner("pain", at + Duration::hours(1), "My knee pain is back"),
-        learner("paint", at + Duration::hours(2), "We painted the fence green"),
-        learner("es", at + Duration::hours(3), "Los alumnos estudiaron la célula ayer"),
+        learner(
+            "paint",
+            at + Duration::hours(2),
+            "We painted the fence green",
+        ),
+        learner(
+            "es",
+            at + Duration::hours(3),
+            "Los alumnos estudiaron la célula ayer",
+        ),
         learner("other", at + Duration::hours(4), "The bus was late again"),
     ]);
     let later = at + Duration::days(1);
@@ -143,7 +151,11 @@ fn a_word_finds_its_other_forms_and_nothing_that_only_looks_alike() {
     let res = ask(&*store, &r, "What did we paint?", later);
     assert_eq!(res.terms, ["paint", "painted"], "never \"pain\"");
     let res = ask(&*store, &r, "¿Quién estudia la célula?", later);
-    assert!(res.terms.contains(&"estudiaron".to_string()), "{:?}", res.terms);
+    assert!(
+        res.terms.contains(&"estudiaron".to_string()),
+        "{:?}",
+        res.terms
+    );
 }
 
 #[test]

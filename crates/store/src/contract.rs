@@ -409,21 +409,46 @@ pub fn full_text_concepts_and_pools(engine: &dyn Engine) {
         ["moves"],
         "words of the subject that start with the prefix"
     );
-    assert_eq!(store.terms_with_prefix(&s, "osmo", &|_| true, 10).unwrap(), ["osmosis"]);
-    assert_eq!(store.terms_with_prefix(&s, "\" OR", &|_| true, 10).unwrap(), Vec::<String>::new());
-    assert_eq!(store.terms_with_prefix(&s, "", &|_| true, 10).unwrap(), Vec::<String>::new());
+    assert_eq!(
+        store.terms_with_prefix(&s, "osmo", &|_| true, 10).unwrap(),
+        ["osmosis"]
+    );
+    assert_eq!(
+        store.terms_with_prefix(&s, "\" OR", &|_| true, 10).unwrap(),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        store.terms_with_prefix(&s, "", &|_| true, 10).unwrap(),
+        Vec::<String>::new()
+    );
     let other = subject(&mut *store, "bo/pools");
     assert_eq!(store.term_count(&other, "osmosis", 10).unwrap(), 0);
     store
-        .write(|tx| tx.append(&other, &episode(9, "Mosses and motors")).map(|_| ()))
+        .write(|tx| {
+            tx.append(&other, &episode(9, "Mosses and motors"))
+                .map(|_| ())
+        })
         .unwrap();
-    assert_eq!(store.terms_with_prefix(&s, "mo", &|_| true, 10).unwrap(), ["moves"]);
     assert_eq!(
-        store.terms_with_prefix(&other, "mo", &|_| true, 10).unwrap(),
+        store.terms_with_prefix(&s, "mo", &|_| true, 10).unwrap(),
+        ["moves"]
+    );
+    assert_eq!(
+        store
+            .terms_with_prefix(&other, "mo", &|_| true, 10)
+            .unwrap(),
         ["mosses", "motors"]
     );
-    assert_eq!(store.terms_with_prefix(&other, "mo", &|w| w != "mosses", 1).unwrap(), ["motors"]);
-    assert_eq!(store.terms_with_prefix(&other, "mo", &|_| true, 1).unwrap(), ["mosses"]);
+    assert_eq!(
+        store
+            .terms_with_prefix(&other, "mo", &|w| w != "mosses", 1)
+            .unwrap(),
+        ["motors"]
+    );
+    assert_eq!(
+        store.terms_with_prefix(&other, "mo", &|_| true, 1).unwrap(),
+        ["mosses"]
+    );
     assert!(
         store
             .term_hits(&other, &["ribosomes".to_string()], 10)

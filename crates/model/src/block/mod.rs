@@ -287,9 +287,7 @@ fn day_line(at: DateTime<Utc>, turn: DateTime<Utc>, tz: Tz) -> String {
 /// Whether a line of the earlier-work section opens a day (see [`day_line`])
 /// rather than being one of its episodes (`- …`) or the next section.
 pub fn is_day_line(line: &str) -> bool {
-    line.ends_with(':')
-        && line.starts_with(|c: char| c.is_ascii_digit())
-        && !line.contains('\n')
+    line.ends_with(':') && line.starts_with(|c: char| c.is_ascii_digit()) && !line.contains('\n')
 }
 
 /// The learner's calendar day of an instant, for grouping lines by day.
@@ -405,7 +403,10 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             part: Part::Episodes,
             line: episode_line(e),
             episode: Some((e.at, e.id)),
-            day: Some((local_day(e.at, input.tz), day_line(e.at, input.at, input.tz))),
+            day: Some((
+                local_day(e.at, input.tz),
+                day_line(e.at, input.at, input.tz),
+            )),
         }));
     }
     let map_header = input.map.as_ref().map(MapSection::header);

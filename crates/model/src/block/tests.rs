@@ -517,7 +517,9 @@ fn episodes_are_chosen_by_relevance_but_printed_oldest_first() {
     let full = render(&i, 1200);
     assert_eq!(full.included_episode_ids, vec![1, 2, 3, 4]);
     let pos = |s: &str| full.text.find(s).unwrap();
-    assert!(pos("12 Jul:\n- you were asked") < pos("18 Sep:\n") && pos("18 Sep:\n") < pos("- check: "));
+    assert!(
+        pos("12 Jul:\n- you were asked") < pos("18 Sep:\n") && pos("18 Sep:\n") < pos("- check: ")
+    );
     // Tighter: the first given (the September check) survives, the rest go.
     let one = render(
         &BlockInput {
@@ -582,7 +584,11 @@ fn earlier_work_is_grouped_by_day() {
         let lines: Vec<&str> = b.text.lines().collect();
         for (k, l) in lines.iter().enumerate() {
             if is_day_line(l) {
-                assert!(lines.get(k + 1).is_some_and(|n| n.starts_with("- ")), "{}", b.text);
+                assert!(
+                    lines.get(k + 1).is_some_and(|n| n.starts_with("- ")),
+                    "{}",
+                    b.text
+                );
             }
         }
     }

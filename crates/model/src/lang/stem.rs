@@ -152,8 +152,14 @@ mod tests {
     #[test]
     fn a_question_says_its_language_by_its_stop_words() {
         assert_eq!(language_of("What did Caroline research?"), Some("en"));
-        assert_eq!(language_of("¿Qué investigó Carolina el año pasado?"), Some("es"));
-        assert_eq!(language_of("Was hat Carolina über die Zelle gelernt?"), Some("de"));
+        assert_eq!(
+            language_of("¿Qué investigó Carolina el año pasado?"),
+            Some("es")
+        );
+        assert_eq!(
+            language_of("Was hat Carolina über die Zelle gelernt?"),
+            Some("de")
+        );
         assert_eq!(language_of("Caroline"), None);
         assert_eq!(language_of(""), None);
     }
@@ -183,6 +189,6 @@ mod tests {
         }
         assert_eq!(inflection_prefix("go", "en"), None);
         assert_eq!(inflection_prefix("x1", "en"), None);
-        assert_eq!(inflection_prefix("research", "pt-BR").is_some(), true);
+        assert!(inflection_prefix("research", "pt-BR").is_some());
     }
 }
