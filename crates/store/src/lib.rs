@@ -43,6 +43,19 @@ pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
 }
 
 /// The instant a stored millisecond count stands for.
+/// The key range that holds every word starting with `prefix` in byte order:
+/// `[prefix, prefix + U+10FFFF)` (every longer word sorts below the highest
+/// code point). `None` when there is nothing to look for (NULs removed, as a
+/// bound string would be cut there).
+pub(crate) fn prefix_range(prefix: &str) -> Option<(String, String)> {
+    let prefix = prefix.replace('\0', "");
+    if prefix.is_empty() {
+        return None;
+    }
+    let upper = format!("{prefix}\u{10FFFF}");
+    Some((prefix, upper))
+}
+
 pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
     use chrono::TimeZone;
     Utc.timestamp_millis_opt(ms)

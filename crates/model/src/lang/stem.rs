@@ -25,8 +25,9 @@ const STOPWORDS: [(&str, &str); 8] = [
     ("ar", include_str!("../../data/stopwords/ar.txt")),
 ];
 
-/// Each language's stop words, folded as terms are.
-fn stopword_sets() -> &'static [(&'static str, HashSet<String>)] {
+/// Each language's stop words, folded as terms are (an entry such as
+/// "est-ce" folds to several words: each one is a stop word).
+pub(crate) fn stopword_sets() -> &'static [(&'static str, HashSet<String>)] {
     static SETS: OnceLock<Vec<(&'static str, HashSet<String>)>> = OnceLock::new();
     SETS.get_or_init(|| {
         STOPWORDS

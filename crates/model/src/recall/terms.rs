@@ -30,17 +30,6 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::lang::{canonical_key, entries};
 
-const STOPWORD_FILES: [&str; 8] = [
-    include_str!("../../data/stopwords/en.txt"),
-    include_str!("../../data/stopwords/es.txt"),
-    include_str!("../../data/stopwords/de.txt"),
-    include_str!("../../data/stopwords/it.txt"),
-    include_str!("../../data/stopwords/id.txt"),
-    include_str!("../../data/stopwords/fr.txt"),
-    include_str!("../../data/stopwords/pt.txt"),
-    include_str!("../../data/stopwords/ar.txt"),
-];
-
 /// The union of every language's stop words, folded like the terms they are
 /// compared with. One set for all languages because a question does not say
 /// which language it is in; the price is that a few words that are function
@@ -48,17 +37,9 @@ const STOPWORD_FILES: [&str; 8] = [
 fn stopwords() -> &'static HashSet<String> {
     static SET: OnceLock<HashSet<String>> = OnceLock::new();
     SET.get_or_init(|| {
-        STOPWORD_FILES
+        crate::lang::stem::stopword_sets()
             .iter()
-            .flat_map(|file| entries(file))
-            .flat_map(|entry| {
-                // "est-ce", "rappelle-moi" fold to several words: each one is a stop word.
-                canonical_key(entry)
-                    .split(' ')
-                    .map(str::to_owned)
-                    .collect::<Vec<_>>()
-            })
-            .filter(|w| !w.is_empty())
+            .flat_map(|(_, set)| set.iter().cloned())
             .collect()
     })
 }

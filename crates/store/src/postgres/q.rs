@@ -725,11 +725,9 @@ pub(crate) fn terms_with_prefix<C: GenericClient>(
     keep: &dyn Fn(&str) -> bool,
     limit: usize,
 ) -> Result<Vec<String>> {
-    let prefix = prefix.replace('\0', "");
-    if prefix.is_empty() || limit == 0 {
+    let Some((prefix, upper)) = crate::prefix_range(prefix).filter(|_| limit > 0) else {
         return Ok(Vec::new());
-    }
-    let upper = format!("{prefix}\u{10FFFF}");
+    };
     let rows = c.query(
         "SELECT DISTINCT term FROM fts_postings
          WHERE kind = $1 AND subject_id = $2 AND term >= $3 AND term < $4

@@ -169,13 +169,9 @@ pub(crate) fn terms_with_prefix(
     keep: &dyn Fn(&str) -> bool,
     limit: usize,
 ) -> Result<Vec<String>> {
-    let prefix = prefix.replace('\0', "");
-    if prefix.is_empty() || limit == 0 {
+    let Some((prefix, upper)) = crate::prefix_range(prefix).filter(|_| limit > 0) else {
         return Ok(Vec::new());
-    }
-    // Every word that starts with the prefix sorts below the prefix followed
-    // by the highest code point.
-    let upper = format!("{prefix}\u{10FFFF}");
+    };
     let mut stmt = c.prepare_cached(
         "SELECT term FROM temp.episode_vocab WHERE term >= ?1 AND term < ?2 ORDER BY term",
     )?;
