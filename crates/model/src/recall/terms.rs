@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::lang::{canonical_key, entries};
+use crate::lang::canonical_key;
 
 /// The union of every language's stop words, folded like the terms they are
 /// compared with. One set for all languages because a question does not say

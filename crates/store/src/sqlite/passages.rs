@@ -105,7 +105,7 @@ pub(crate) fn hits(
 pub(crate) fn by_ids(c: &Connection, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
     let mut found = passages_where(
         c,
-        "WHERE p.id IN (SELECT value FROM json_each(?1)) AND p.subject_id = ?2",
+        "WHERE p.id IN (SELECT value FROM json_each(?1)) AND +p.subject_id = ?2",
         params![id_list(ids), s.id],
     )?;
     // In the order asked for.

@@ -216,7 +216,7 @@ pub(crate) fn candidate_facts(
 ) -> Result<Vec<CandidateFacts>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict')
-         FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND subject_id = ?2 ORDER BY id",
+         FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2 ORDER BY id",
     )?;
     let rows = stmt.query_map(params![id_list(list), s.id], |r| {
         let kind: String = r.get(1)?;
@@ -247,7 +247,7 @@ pub(crate) fn candidate_facts(
 
 pub(crate) fn texts(c: &Connection, s: &Subject, list: &[i64]) -> Result<Vec<(i64, String)>> {
     let mut stmt = c.prepare_cached(
-        "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND subject_id = ?2
+        "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2
          ORDER BY id",
     )?;
     let rows = stmt.query_map(params![id_list(list), s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
@@ -333,8 +333,11 @@ pub(crate) fn annotated_ids(
 ) -> Result<Vec<i64>> {
     ids(
         c,
-        "SELECT DISTINCT a.episode_id FROM annotations a JOIN episodes e ON e.id = a.episode_id
-         WHERE a.kind = ?2 AND a.episode_id IN (SELECT value FROM json_each(?1)) AND e.subject_id = ?3
+        // Driven by the id list (CROSS JOIN keeps that order): joined the
+        // other way, SQLite walked every episode of the subject on each turn.
+        "SELECT DISTINCT a.episode_id FROM json_each(?1) AS j
+         CROSS JOIN annotations a ON a.episode_id = j.value AND a.kind = ?2
+         CROSS JOIN episodes e ON e.id = a.episode_id AND e.subject_id = ?3
          ORDER BY a.episode_id",
         params![id_list(list), kind, s.id],
     )
