@@ -106,17 +106,13 @@ fn stemmer(lang: &str) -> Option<&'static Stemmer> {
 /// stemmer or the term is not a word of letters (digits, CJK bigrams and
 /// mixed tokens are matched only as written).
 pub fn stem(term: &str, lang: &str) -> Option<String> {
-    if term.is_empty() || !term.chars().all(char::is_alphabetic) || has_cjk(term) {
+    if term.is_empty()
+        || !term.chars().all(char::is_alphabetic)
+        || term.chars().any(crate::recall::is_cjk)
+    {
         return None;
     }
     Some(stemmer(lang)?.stem(term).into_owned())
-}
-
-fn has_cjk(term: &str) -> bool {
-    term.chars().any(|c| {
-        matches!(c as u32,
-            0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF)
-    })
 }
 
 /// Shortest stem that is looked up at all: below this a stem is a fragment

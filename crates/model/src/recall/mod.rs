@@ -41,6 +41,7 @@ use chrono::{DateTime, Utc};
 use crate::lang::canonical_key;
 
 pub use narration::narrates_period;
+pub(crate) use terms::is_cjk;
 pub use terms::{distinctive_terms, episode_index_text, index_terms, index_text, lexical_overlap};
 
 /// Weight of relevance in the score (SPEC §3; hand-set, not tuned).
@@ -163,17 +164,39 @@ impl RecallParams {
 
     /// Relevance in [0, 1]: the probabilistic OR `1 − (1−l)(1−c)(1−s)` of the
     /// lexical signal `l`, the concept hit `c` and the semantic signal `s`
-    /// rescaled from the floor. Each reads as independent evidence that the
-    /// episode answers the question: one strong signal keeps its value, and
-    /// signals that agree add up without exceeding 1, with no weight to set.
+    /// rescaled from the floor to cosine `full` (the question's scale,
+    /// [`semantic_full_for`](Self::semantic_full_for)). Each reads as
+    /// independent evidence that the episode answers the question: one strong
+    /// signal keeps its value, and signals that agree add up without exceeding
+    /// 1, with no weight to set.
     ///
     /// It was the strongest single signal. The failure that changed it (issue
     /// 9, LoCoMo): a turn that matched a question both by its words and by its
     /// meaning, each moderately, ranked below one that matched by one of them
     /// strongly, while agreement of the two is the better evidence (the
     /// rank fusion of BM25 and vector search beat us on exactly those turns).
-    pub fn relevance(&self, c: &Candidate) -> f32 {
-        self.relevance_up_to(c, self.semantic_full)
+    pub fn relevance(&self, c: &Candidate, full: f32) -> f32 {
+        let lexical = clean_unit(c.lexical);
+        let lexical = if lexical > self.lexical_floor {
+            lexical
+        } else {
+            0.0
+        };
+        let concept = if c.concept {
+            self.concept_relevance.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        let cosine = clean_cosine(c.semantic);
+        let span = full - self.semantic_floor;
+        let semantic = if cosine < self.semantic_floor {
+            0.0
+        } else if span > 0.0 {
+            ((cosine - self.semantic_floor) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        1.0 - (1.0 - lexical) * (1.0 - concept) * (1.0 - semantic)
     }
 
     /// Where the semantic signal reaches 1 for one question, given the cosines
@@ -203,32 +226,6 @@ impl RecallParams {
             self.semantic_full
         }
     }
-
-    /// [`relevance`](Self::relevance) with the semantic signal reaching 1 at
-    /// cosine `full` instead of [`semantic_full`](Self::semantic_full).
-    pub fn relevance_up_to(&self, c: &Candidate, full: f32) -> f32 {
-        let lexical = clean_unit(c.lexical);
-        let lexical = if lexical > self.lexical_floor {
-            lexical
-        } else {
-            0.0
-        };
-        let concept = if c.concept {
-            self.concept_relevance.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        let cosine = clean_cosine(c.semantic);
-        let span = full - self.semantic_floor;
-        let semantic = if cosine < self.semantic_floor {
-            0.0
-        } else if span > 0.0 {
-            ((cosine - self.semantic_floor) / span).clamp(0.0, 1.0)
-        } else {
-            1.0
-        };
-        1.0 - (1.0 - lexical) * (1.0 - concept) * (1.0 - semantic)
-    }
 }
 
 /// `0.5^(age_days/75)`: 1 now, 0.5 at 75 days, ≈ 0.156 at 200 days. An
@@ -236,12 +233,6 @@ impl RecallParams {
 pub fn recency(episode_at: DateTime<Utc>, now: DateTime<Utc>) -> f32 {
     let age_days = (now - episode_at).num_milliseconds().max(0) as f64 / 86_400_000.0;
     0.5f64.powf(age_days / RECENCY_HALF_LIFE_DAYS) as f32
-}
-
-/// The score of a candidate (relevance and salience with their weights; its time
-/// only breaks ties, see the module docs).
-pub fn score(c: &Candidate, params: &RecallParams) -> f32 {
-    combine(params.relevance(c), clean_unit(c.salience))
 }
 
 fn combine(relevance: f32, salience: f32) -> f32 {
@@ -427,7 +418,7 @@ impl Entry {
         params: &RecallParams,
         semantic_full: f32,
     ) -> Self {
-        let relevance = params.relevance_up_to(c, semantic_full);
+        let relevance = params.relevance(c, semantic_full);
         let recency = recency(c.at, now);
         let salience = clean_unit(c.salience);
         Self {

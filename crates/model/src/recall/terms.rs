@@ -163,7 +163,7 @@ fn push_bigrams(run: &str, terms: &mut Vec<String>) {
     }
 }
 
-fn is_cjk(c: char) -> bool {
+pub(crate) fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x1100..=0x11FF     // Hangul Jamo
         | 0x3040..=0x309F   // Hiragana
