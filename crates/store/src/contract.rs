@@ -42,6 +42,7 @@ macro_rules! store_contract {
             subjects_keep_their_time_zone,
             files_are_versioned_and_split_into_passages,
             full_text_concepts_and_pools,
+            full_text_ranks_the_newest_hits_past_the_bound,
             vectors_are_stored_per_model,
             annotations_are_appended,
             maps_are_snapshots,
@@ -360,6 +361,57 @@ pub fn files_are_versioned_and_split_into_passages(engine: &dyn Engine) {
     );
     let gone = store.write(|tx| tx.remove_file(&s, "nothing.md", t(3, 0)));
     assert!(matches!(gone, Err(Error::UnknownFile { .. })), "{gone:?}");
+}
+
+/// Past [`TERM_HITS_BOUND`](crate::TERM_HITS_BOUND) hits only the newest are
+/// ranked, in both kinds of query (one word; a word and a phrase of two), and
+/// equal scores come in id order.
+pub fn full_text_ranks_the_newest_hits_past_the_bound(engine: &dyn Engine) {
+    let mut store = engine.connect().unwrap();
+    let s = subject(&mut *store, "ana/bound");
+    let old = 50;
+    let ids = store
+        .write(|tx| {
+            let mut ids = Vec::new();
+            for i in 0..old + crate::TERM_HITS_BOUND {
+                // The oldest hold the words more often: ranked, they would win.
+                let text = if i < old {
+                    "osmosis osmosis osmosis on the salty side"
+                } else {
+                    "osmosis moves water"
+                };
+                ids.push(tx.append(&s, &episode(i + 1, text))?.id);
+            }
+            Ok::<_, Error>(ids)
+        })
+        .unwrap();
+    for terms in [vec!["osmosis"], vec!["osmosis", "salty-side"]] {
+        let terms: Vec<String> = terms.into_iter().map(String::from).collect();
+        let hits = store.term_hits(&s, &terms, 10).unwrap();
+        let found: Vec<i64> = hits.iter().map(|h| h.0).collect();
+        assert_eq!(found, ids[old..old + 10], "{terms:?}: {hits:?}");
+        assert!(hits.windows(2).all(|w| w[0].1 == w[1].1 && w[0].1 > 0.0));
+        let all = store.term_hits(&s, &terms, usize::MAX >> 2).unwrap();
+        assert_eq!(all.len(), crate::TERM_HITS_BOUND, "{terms:?}");
+    }
+    // Under the bound every hit is ranked: the oldest come first.
+    let few = subject(&mut *store, "bo/bound");
+    let few_ids = store
+        .write(|tx| {
+            let mut ids = Vec::new();
+            for (i, text) in ["osmosis moves water", "osmosis osmosis osmosis", "osmosis"]
+                .iter()
+                .enumerate()
+            {
+                ids.push(tx.append(&few, &episode(i + 1, text))?.id);
+            }
+            Ok::<_, Error>(ids)
+        })
+        .unwrap();
+    let hits = store.term_hits(&few, &["osmosis".to_string()], 10).unwrap();
+    let found: Vec<i64> = hits.iter().map(|h| h.0).collect();
+    assert_eq!(found[0], few_ids[1], "{hits:?}");
+    assert_eq!(found.len(), 3);
 }
 
 /// Recall's pools: terms, concepts, recency, windows, the light facts.

@@ -205,6 +205,13 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// The default database, relative to the working directory.
 pub const DEFAULT_DB: &str = "tutor-memory.db";
 
+/// At most this many of a subject's episodes that hold the question's words are
+/// ranked by BM25 for one turn, the newest of them: ranking is work for every
+/// hit, and at 100,000 episodes a common word's tens of thousands of hits took
+/// a quarter of a block, for a pool that keeps 500. Below it (every LoCoMo
+/// conversation, any subject where the words are rare), every hit is ranked.
+pub const TERM_HITS_BOUND: usize = 2_000;
+
 /// Every read the brain makes. Implemented by a connection ([`Store`]) and by
 /// a transaction ([`Tx`], which then sees its own writes).
 pub trait Reader {
@@ -289,8 +296,10 @@ pub trait Reader {
         n: usize,
     ) -> Result<Vec<i64>>;
     /// Full-text hits on any of `terms` (index terms, as
-    /// `tm_model::recall::distinctive_terms` makes them), best first, with a
-    /// positive BM25 score.
+    /// `tm_model::recall::distinctive_terms` makes them), best first (ties by
+    /// id), with a positive BM25 score. When the terms hit more than
+    /// [`TERM_HITS_BOUND`] of the subject's episodes, only the newest that many
+    /// of them are ranked (the scores' statistics stay the whole subject's).
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>>;
     /// How many of the subject's episodes hold `term`, counted up to `limit` (the
     /// hits of [`Reader::term_hits`] without ranking them).

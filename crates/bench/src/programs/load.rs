@@ -29,6 +29,12 @@ pub struct Options {
     /// Episodes in the generated subject.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 10_000))]
     pub episodes: usize,
+    /// Subjects of `--episodes` each (`load/cells`, `load/cells-2`, …); the
+    /// clients spread their requests over all of them, and the servers'
+    /// resident memory is printed after the first and after every subject is
+    /// warm, so what one more subject costs can be read off.
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 1))]
+    pub subjects: usize,
     /// The embedder (minilm, hash).
     #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
@@ -84,9 +90,22 @@ const QUESTIONS: &[&str] = &[
     "What did we cover in May?",
 ];
 
-/// Fills the store with `n` questions, answers and checks over two years.
-fn generate(store: &mut dyn Store, n: usize) -> Result<(Subject, chrono::DateTime<Utc>)> {
-    let key = SubjectKey::parse("load/cells")?;
+/// The key of the `i`-th generated subject (from 0).
+fn subject_key(i: usize) -> String {
+    match i {
+        0 => "load/cells".to_string(),
+        _ => format!("load/cells-{}", i + 1),
+    }
+}
+
+/// Fills the store with `n` questions, answers and checks over two years,
+/// in the subject `key`.
+fn generate(
+    store: &mut dyn Store,
+    key: &str,
+    n: usize,
+) -> Result<(Subject, chrono::DateTime<Utc>)> {
+    let key = SubjectKey::parse(key)?;
     let start = Utc
         .with_ymd_and_hms(2025, 1, 1, 8, 0, 0)
         .single()
@@ -150,37 +169,80 @@ fn generate(store: &mut dyn Store, n: usize) -> Result<(Subject, chrono::DateTim
 pub fn run(args: &Options) -> Result<()> {
     let scratch = super::Scratch::new(args.pg.as_deref(), "load.db")?;
     let embedder = super::embedder(&args.embedder, args.model_dir.as_deref())?;
-    eprintln!("generating {} episodes…", args.episodes);
-    let (subject, at) = {
+    let n_subjects = args.subjects.max(1);
+    if n_subjects > 1 && args.writers > 0 {
+        anyhow::bail!("--writers writes into one subject: use it with --subjects 1");
+    }
+    let mut subjects = Vec::with_capacity(n_subjects);
+    let mut at = Utc::now();
+    {
         let mut store = scratch.store()?;
-        generate(&mut *store, args.episodes)?
-    };
+        for i in 0..n_subjects {
+            eprintln!(
+                "generating {} episodes in {} ({}/{n_subjects})…",
+                args.episodes,
+                subject_key(i),
+                i + 1
+            );
+            let (s, a) = generate(&mut *store, &subject_key(i), args.episodes)?;
+            subjects.push(s);
+            at = a;
+        }
+    }
+    let subject = subjects[0].clone();
     let brain = super::brain(&scratch.location, embedder)?;
-    let bar = super::progress::bar("embedding [{bar:40}] {pos}/{len} episodes");
-    let embedded = brain.reembed(&subject, &mut |d, n| super::progress::advance(&bar, d, n))?;
-    bar.finish_and_clear();
+    let mut embedded = 0;
+    for s in &subjects {
+        let bar = super::progress::bar("embedding [{bar:40}] {pos}/{len} episodes");
+        embedded += brain.reembed(s, &mut |d, n| super::progress::advance(&bar, d, n))?;
+        bar.finish_and_clear();
+    }
     scratch.settle()?;
     let key = tm_server::auth::generate().context("randomness")?;
     brain.add_api_key("load", &key.prefix, &key.sha256, false, Utc::now())?;
     brain.assign_learner("load", "load", Utc::now())?;
     let embedder_name = brain.embedder_name()?;
     let servers = Servers::start(args, brain, &scratch.location)?;
-    let urls: Vec<String> = servers
+    // Per server, the block URL of every subject.
+    let urls: Vec<Vec<String>> = servers
         .addrs
         .iter()
-        .map(|a| format!("http://{a}/v1/subjects/load/cells/block"))
+        .map(|a| {
+            (0..n_subjects)
+                .map(|i| format!("http://{a}/v1/subjects/{}/block", subject_key(i)))
+                .collect()
+        })
         .collect();
     let auth = format!("Bearer {}", key.secret);
-    // Warm-up: each server's first blocks load the subject's vectors.
+    println!("machine: {}", super::machine());
+    // Warm-up: each server's first blocks of a subject load its vectors.
     let agent = new_agent();
-    for url in &urls {
-        for q in QUESTIONS {
-            post(&agent, url, &auth, q, at).map_err(anyhow::Error::msg)?;
+    let warm_started = Instant::now();
+    for i in 0..n_subjects {
+        for server in &urls {
+            for q in QUESTIONS {
+                post(&agent, &server[i], &auth, q, at).map_err(anyhow::Error::msg)?;
+            }
+        }
+        if n_subjects > 1 && (i == 0 || i + 1 == n_subjects) {
+            println!(
+                "resident memory with {} subject{} warm: {}",
+                i + 1,
+                if i == 0 { "" } else { "s" },
+                servers.rss()
+            );
         }
     }
-    println!("machine: {}", super::machine());
+    if n_subjects > 1 {
+        println!(
+            "warmed {n_subjects} subjects in {:.1} s",
+            warm_started.elapsed().as_secs_f64()
+        );
+    }
     println!(
-        "subject: {} episodes ({embedded} embedded with {embedder_name}) in {}; {} clients for {} s on {} server{} ({})",
+        "subject{}: {} × {} episodes ({embedded} embedded with {embedder_name}) in {}; {} clients for {} s on {} server{} ({})",
+        if n_subjects == 1 { "" } else { "s" },
+        n_subjects,
         args.episodes,
         scratch.engine(),
         args.clients,
@@ -197,7 +259,7 @@ pub fn run(args: &Options) -> Result<()> {
     let started = Instant::now();
     let writers: Vec<_> = (0..args.writers)
         .map(|w| {
-            let urls: Vec<String> = urls.iter().map(|u| u.replace("/block", "/events")).collect();
+            let urls: Vec<String> = urls.iter().map(|u| u[0].replace("/block", "/events")).collect();
             let (auth, running) = (auth.clone(), running.clone());
             let every = Duration::from_secs_f64(args.writers as f64 / args.write_rate.max(0.001));
             std::thread::spawn(move || {
@@ -232,7 +294,7 @@ pub fn run(args: &Options) -> Result<()> {
     let window = Arc::new(std::sync::Mutex::new(Interval::default()));
     let workers: Vec<_> = (0..args.clients.max(1))
         .map(|c| {
-            let url = urls[c % urls.len()].clone();
+            let urls = urls[c % urls.len()].clone();
             let (auth, running, window) = (auth.clone(), running.clone(), window.clone());
             std::thread::spawn(move || {
                 let agent = new_agent();
@@ -241,9 +303,11 @@ pub fn run(args: &Options) -> Result<()> {
                 let mut i = c;
                 while running.load(Ordering::Relaxed) {
                     let q = QUESTIONS[i % QUESTIONS.len()];
+                    // A new subject each round of the questions.
+                    let url = &urls[(c + i / QUESTIONS.len()) % urls.len()];
                     i += 1;
                     let t = Instant::now();
-                    let outcome = post(&agent, &url, &auth, q, at);
+                    let outcome = post(&agent, url, &auth, q, at);
                     let ms = t.elapsed().as_secs_f64() * 1e3;
                     match outcome {
                         Ok(d) => {
@@ -307,6 +371,7 @@ pub fn run(args: &Options) -> Result<()> {
         write_errors += e;
     }
     let elapsed = started.elapsed().as_secs_f64();
+    let rss_after = servers.rss();
     servers.stop()?;
     if args.writers > 0 {
         // Every acknowledged write is in the one chain, which verifies.
@@ -359,6 +424,7 @@ pub fn run(args: &Options) -> Result<()> {
         pct(0.99),
         lat.last().copied().unwrap_or(f64::NAN),
     );
+    println!("resident memory at the end: {rss_after}");
     if errors > 0 {
         anyhow::bail!("{errors} requests failed");
     }
@@ -406,7 +472,7 @@ impl Servers {
     /// Their resident memory now: this process's (server and clients) when
     /// the server runs here, else each server process's.
     fn rss(&self) -> String {
-        let mib = |pid| super::rss_mib(pid).map_or("?".to_string(), |m| format!("{m:.0} MiB"));
+        let mib = super::rss_parts;
         if self.children.is_empty() {
             format!("{} (this process)", mib(None))
         } else {

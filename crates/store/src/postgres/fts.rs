@@ -128,6 +128,8 @@ pub(crate) fn index_many<C: GenericClient>(
 /// file versions, say). Scored in the database, in one statement, so only
 /// the best rows travel: the same arithmetic, in the same order (phrase by
 /// phrase, then the subject's own token), as FTS5's and as written here.
+/// With `newest`, only the newest that many hits (by id) are ranked, as the
+/// SQLite store ranks episodes ([`TERM_HITS_BOUND`](crate::TERM_HITS_BOUND)).
 pub(crate) fn hits<C: GenericClient>(
     c: &mut Db<'_, C>,
     kind: &str,
@@ -135,6 +137,7 @@ pub(crate) fn hits<C: GenericClient>(
     terms: &[String],
     limit: usize,
     keep: &str,
+    newest: Option<usize>,
 ) -> Result<Vec<(i64, f64)>> {
     // Each term is one phrase of the query, tokenized as FTS5 would; a term
     // with no token searches for nothing (as FTS5's query builder skips it).
@@ -156,8 +159,9 @@ pub(crate) fn hits<C: GenericClient>(
         return Ok(Vec::new());
     }
     let limit = limit.min(i64::MAX as usize) as i64;
+    let newest = newest.map_or(i64::MAX, |n| n.min(i64::MAX as usize) as i64);
     if token.len() == phrases as usize {
-        return single_token_hits(c, kind, subject_id, &token, limit, keep);
+        return single_token_hits(c, kind, subject_id, &token, limit, keep, newest);
     }
     // idf = ln((N − n + 0.5)/(n + 0.5)), floored at 1e-6; a phrase of several
     // tokens counts where all occur, as often as the rarest (FTS5 matches
@@ -180,7 +184,10 @@ pub(crate) fn hits<C: GenericClient>(
                       sum((CASE WHEN w.v <= 0 THEN 1e-6::float8 ELSE w.v END)
                           * ((hit.f * ({K1}::float8 + 1.0::float8)) / (hit.f + st.norm))
                           ORDER BY hit.phrase) AS score
-               FROM hit JOIN w USING (phrase), st GROUP BY hit.doc_id),
+               FROM hit JOIN w USING (phrase), st
+               WHERE hit.doc_id >= (SELECT COALESCE(min(doc_id), 0) FROM
+                   (SELECT DISTINCT doc_id FROM hit ORDER BY doc_id DESC LIMIT $6) top)
+               GROUP BY hit.doc_id),
          own AS (SELECT (CASE WHEN v <= 0 THEN 1e-6::float8 ELSE v END)
                         * ((1.0::float8 * ({K1}::float8 + 1.0::float8)) / (1.0::float8 + norm)) AS o
                  FROM (SELECT ln((n - n + 0.5::float8) / (n + 0.5::float8)) AS v, norm FROM st) x)
@@ -189,7 +196,7 @@ pub(crate) fn hits<C: GenericClient>(
          ORDER BY score DESC, s.doc_id LIMIT $5"
     );
     Ok(
-        c.query(&sql, &[&kind, &subject_id, &phrase_of, &token, &limit])?
+        c.query(&sql, &[&kind, &subject_id, &phrase_of, &token, &limit, &newest])?
             .iter()
             .map(|r| (r.get(0), r.get(1)))
             .collect(),
@@ -206,6 +213,7 @@ fn single_token_hits<C: GenericClient>(
     terms: &[String],
     limit: i64,
     keep: &str,
+    newest: i64,
 ) -> Result<Vec<(i64, f64)>> {
     let Some(row) = c.query_opt(
         "SELECT s.docs, s.tokens,
@@ -230,6 +238,20 @@ fn single_token_hits<C: GenericClient>(
     let weights: Vec<f64> = counts.iter().map(|&d| idf(d as f64)).collect();
     // The subject's own token is a phrase of every query, in every row once.
     let own = idf(n) * ((1.0 * (K1 + 1.0)) / (1.0 + norm));
+    // More hits than `newest` (at most the sum of the terms' counts): rank only
+    // the newest that many, from the smallest of their ids on.
+    let from: i64 = if counts.iter().sum::<i64>() > newest {
+        c.query_one(
+            "SELECT COALESCE(min(doc_id), 0) FROM
+                 (SELECT DISTINCT p.doc_id FROM fts_postings p
+                  WHERE p.kind = $1 AND p.subject_id = $2 AND p.term = ANY($3)
+                  ORDER BY p.doc_id DESC LIMIT $4) top",
+            &[&kind, &subject_id, &terms, &newest],
+        )?
+        .get(0)
+    } else {
+        i64::MIN
+    };
     let phrase: Vec<i32> = (0..terms.len() as i32).collect();
     let sql = format!(
         "SELECT s.doc_id, s.score + $7 AS score FROM (
@@ -237,6 +259,7 @@ fn single_token_hits<C: GenericClient>(
                     sum(q.idf * ((p.tf::float8 * $8) / (p.tf::float8 + $6)) ORDER BY q.phrase) AS score
              FROM unnest($3::int[], $4::text[], $5::float8[]) AS q(phrase, term, idf)
              JOIN fts_postings p ON p.kind = $1 AND p.subject_id = $2 AND p.term = q.term
+             WHERE p.doc_id >= $10
              GROUP BY p.doc_id) s
          WHERE {keep}
          ORDER BY score DESC, s.doc_id LIMIT $9"
@@ -253,6 +276,7 @@ fn single_token_hits<C: GenericClient>(
             &own,
             &(K1 + 1.0),
             &limit,
+            &from,
         ],
     )?
     .iter()

@@ -712,7 +712,15 @@ pub(crate) fn term_hits<C: GenericClient>(
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<(i64, f64)>> {
-    fts::hits(c, fts::EPISODES, s.id, terms, limit, "TRUE")
+    fts::hits(
+        c,
+        fts::EPISODES,
+        s.id,
+        terms,
+        limit,
+        "TRUE",
+        Some(crate::TERM_HITS_BOUND),
+    )
 }
 
 /// The subject's indexed words from `prefix` on: `term` is compared in byte
@@ -1189,6 +1197,7 @@ pub(crate) fn passage_hits<C: GenericClient>(
             "EXISTS (SELECT 1 FROM passages p JOIN file_versions v ON v.id = p.version_id
                      WHERE p.id = s.doc_id AND {CURRENT})"
         ),
+        None,
     )
 }
 

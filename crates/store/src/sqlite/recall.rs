@@ -130,19 +130,25 @@ pub(crate) fn bm25_hits(
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
+/// The newest [`TERM_HITS_BOUND`](crate::TERM_HITS_BOUND) hits in id order (FTS5
+/// stops there, scoring only those), then ranked here as FTS5's `ORDER BY rank`
+/// ranks: best first, ties in id order.
 pub(crate) fn term_hits(
     c: &Connection,
     s: &Subject,
     terms: &[String],
     limit: usize,
 ) -> Result<Vec<(i64, f64)>> {
-    bm25_hits(
+    let mut hits = bm25_hits(
         c,
-        "SELECT rowid, bm25(episode_fts) FROM episode_fts WHERE episode_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+        "SELECT rowid, bm25(episode_fts) FROM episode_fts WHERE episode_fts MATCH ?1 ORDER BY rowid DESC LIMIT ?2",
         s,
         terms,
-        limit,
-    )
+        crate::TERM_HITS_BOUND,
+    )?;
+    hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    hits.truncate(limit);
+    Ok(hits)
 }
 
 /// Counting needs no BM25 and no sort: a common term's thousands of hits were
