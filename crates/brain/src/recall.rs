@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 use serde::Serialize;
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tm_embed::Embedder;
@@ -245,7 +246,16 @@ pub struct Recaller {
     /// The subject's check episodes in chain order (the record branch's missed
     /// checks read them on every record question).
     checks_read: BySubjectStamp<Vec<Episode>>,
+    /// How long the last question's embedding took, in microseconds
+    /// (`u64::MAX` before the first): [`Recaller::recall`] embeds on a thread of
+    /// its own only when that is worth a thread.
+    last_embed_us: AtomicU64,
 }
+
+/// A question's embedding shorter than this (the hashing embedder's few
+/// microseconds) runs on the turn's own thread: spawning one for it cost 3–4 %
+/// of the blocks a loaded server gives.
+const OVERLAP_EMBEDDING_US: u64 = 200;
 
 /// Per subject, a value and the subject's stamp (head seq, newest map id) it was
 /// made at.
@@ -306,6 +316,7 @@ impl Recaller {
             checks: Mutex::new(HashMap::new()),
             keys: Mutex::new(HashMap::new()),
             checks_read: Mutex::new(HashMap::new()),
+            last_embed_us: AtomicU64::new(u64::MAX),
         }
     }
 
@@ -611,17 +622,55 @@ impl Recaller {
         Ok((routed, by_vector))
     }
 
-    /// Recalls for one turn.
+    /// Recalls for one turn. The question is embedded on a thread of its own
+    /// while this one reads the pools that need no vector (the recent and
+    /// window episodes, the full-text hits): with MiniLM the embedding was half
+    /// of a 10,000-episode turn, and those reads most of the rest.
     pub fn recall(
         &self,
         store: &dyn Reader,
         subject: &Subject,
         q: &RecallQuery<'_>,
     ) -> Result<RecallResult> {
-        let t0 = Instant::now();
-        let qvec = self.embed_question(q.question)?;
-        let embed_ms = ms(t0);
-        self.recall_with_vector(store, subject, q, qvec.as_deref(), embed_ms)
+        let last_us = self.last_embed_us.load(Ordering::Relaxed);
+        if q.question.trim().is_empty() || last_us < OVERLAP_EMBEDDING_US {
+            // A thread costs more than such an embedding saves.
+            let t0 = Instant::now();
+            let qvec = self.embed_question(q.question)?;
+            let embed_ms = ms(t0);
+            self.note_embedding(embed_ms);
+            return self.recall_with_vector(store, subject, q, qvec.as_deref(), embed_ms);
+        }
+        std::thread::scope(|scope| {
+            let embedding = scope.spawn(|| {
+                let t0 = Instant::now();
+                let qvec = self.embed_question(q.question);
+                let embed_ms = ms(t0);
+                self.note_embedding(embed_ms);
+                (qvec, embed_ms)
+            });
+            let t1 = Instant::now();
+            let lexical = self.lexical_pools(store, subject, q);
+            let lexical_ms = ms(t1);
+            let (qvec, embed_ms) = embedding
+                .join()
+                .map_err(|_| Error::Embed("the embedding thread panicked".into()))?;
+            let qvec = qvec?;
+            self.with_lexical(
+                store,
+                subject,
+                q,
+                qvec.as_deref(),
+                lexical?,
+                embed_ms,
+                lexical_ms,
+            )
+        })
+    }
+
+    fn note_embedding(&self, embed_ms: f64) {
+        self.last_embed_us
+            .store((embed_ms * 1000.0) as u64, Ordering::Relaxed);
     }
 
     /// Recalls with a question vector already computed.
@@ -634,6 +683,18 @@ impl Recaller {
         embed_ms: f64,
     ) -> Result<RecallResult> {
         let t1 = Instant::now();
+        let lexical = self.lexical_pools(store, subject, q)?;
+        self.with_lexical(store, subject, q, qvec, lexical, embed_ms, ms(t1))
+    }
+
+    /// The pools that need no question vector: the window, the question's
+    /// words, the recent and window episodes and the full-text hits.
+    fn lexical_pools(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+        q: &RecallQuery<'_>,
+    ) -> Result<LexicalPools> {
         let window = parse_window(q.question, q.at, q.tz);
         let time_words: HashSet<String> = window_words(q.question).into_iter().collect();
         // Record cues ("what did we do", "cosa abbiamo fatto") say the
@@ -668,6 +729,37 @@ impl Recaller {
                 ids.push(id);
             }
         }
+        Ok(LexicalPools {
+            window,
+            terms,
+            question_present,
+            ids,
+            lexical,
+        })
+    }
+
+    /// The rest of a turn's recall, after [`Recaller::lexical_pools`]: routing,
+    /// the concept and semantic pools, the candidates' signals, the ranking.
+    /// `pools_ms` is what the lexical pools took; the rest is added.
+    #[allow(clippy::too_many_arguments)]
+    fn with_lexical(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+        q: &RecallQuery<'_>,
+        qvec: Option<&[f32]>,
+        pools: LexicalPools,
+        embed_ms: f64,
+        pools_ms: f64,
+    ) -> Result<RecallResult> {
+        let t1 = Instant::now();
+        let LexicalPools {
+            window,
+            terms,
+            question_present,
+            mut ids,
+            lexical,
+        } = pools;
         let (routed, routed_by_vector) = self.route(store, subject, q.question, qvec)?;
         let concept_hits: HashSet<i64> = store
             .concept_ids(subject, &routed, POOL_LIMIT)?
@@ -727,7 +819,7 @@ impl Recaller {
                     && (narrated_before.contains(&f.id) || d.narrates),
             });
         }
-        let pools_ms = ms(t1);
+        let pools_ms = pools_ms + ms(t1);
 
         let t2 = Instant::now();
         let n_candidates = candidates.len();
@@ -791,6 +883,18 @@ impl Recaller {
             terms,
         })
     }
+}
+
+/// What [`Recaller::lexical_pools`] gathers before the question's vector is needed.
+struct LexicalPools {
+    window: Option<Window>,
+    /// The words the full-text pool searched for.
+    terms: Vec<String>,
+    question_present: bool,
+    /// The recent, window and full-text candidates (unsorted, with repeats).
+    ids: Vec<i64>,
+    /// Each full-text hit's BM25 relative to the pool's best.
+    lexical: HashMap<i64, f32>,
 }
 
 /// At most this many other forms of one question word are searched for.

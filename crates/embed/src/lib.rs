@@ -205,7 +205,9 @@ fn dot_avx2(a: &[f32], b: &[f32]) -> f32 {
 /// subject's vectors are held in memory for search (half the bytes to read
 /// per turn; a unit vector's cosines move by ~1e-5).
 pub fn to_halves(v: &[f32]) -> Vec<u16> {
-    v.iter().map(|&x| half::f16::from_f32(x).to_bits()).collect()
+    v.iter()
+        .map(|&x| half::f16::from_f32(x).to_bits())
+        .collect()
 }
 
 /// [`cosine`] of a single-float vector and one held as halves ([`to_halves`]),
@@ -473,8 +475,15 @@ mod tests {
                 );
             }
             // And the halves stay close to the single floats they came from.
-            let exact: f64 = a.iter().zip(&b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
-            assert!((want - exact).abs() < 1e-3 * (n as f64).max(1.0), "{n}: {want} vs {exact}");
+            let exact: f64 = a
+                .iter()
+                .zip(&b)
+                .map(|(x, y)| f64::from(*x) * f64::from(*y))
+                .sum();
+            assert!(
+                (want - exact).abs() < 1e-3 * (n as f64).max(1.0),
+                "{n}: {want} vs {exact}"
+            );
         }
     }
 

@@ -195,12 +195,13 @@ pub(crate) fn hits<C: GenericClient>(
          WHERE {keep}
          ORDER BY score DESC, s.doc_id LIMIT $5"
     );
-    Ok(
-        c.query(&sql, &[&kind, &subject_id, &phrase_of, &token, &limit, &newest])?
-            .iter()
-            .map(|r| (r.get(0), r.get(1)))
-            .collect(),
-    )
+    Ok(c.query(
+        &sql,
+        &[&kind, &subject_id, &phrase_of, &token, &limit, &newest],
+    )?
+    .iter()
+    .map(|r| (r.get(0), r.get(1)))
+    .collect())
 }
 
 /// [`hits`] when every phrase is one token (what recall's terms are): the
