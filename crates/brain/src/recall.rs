@@ -635,42 +635,28 @@ impl Recaller {
         let last_us = self.last_embed_us.load(Ordering::Relaxed);
         if q.question.trim().is_empty() || last_us < OVERLAP_EMBEDDING_US {
             // A thread costs more than such an embedding saves.
-            let t0 = Instant::now();
-            let qvec = self.embed_question(q.question)?;
-            let embed_ms = ms(t0);
-            self.note_embedding(embed_ms);
-            return self.recall_with_vector(store, subject, q, qvec.as_deref(), embed_ms);
+            let (qvec, embed_ms) = self.timed_embedding(q.question);
+            return self.recall_with_vector(store, subject, q, qvec?.as_deref(), embed_ms);
         }
         std::thread::scope(|scope| {
-            let embedding = scope.spawn(|| {
-                let t0 = Instant::now();
-                let qvec = self.embed_question(q.question);
-                let embed_ms = ms(t0);
-                self.note_embedding(embed_ms);
-                (qvec, embed_ms)
-            });
-            let t1 = Instant::now();
+            let embedding = scope.spawn(|| self.timed_embedding(q.question));
             let lexical = self.lexical_pools(store, subject, q);
-            let lexical_ms = ms(t1);
             let (qvec, embed_ms) = embedding
                 .join()
                 .map_err(|_| Error::Embed("the embedding thread panicked".into()))?;
-            let qvec = qvec?;
-            self.with_lexical(
-                store,
-                subject,
-                q,
-                qvec.as_deref(),
-                lexical?,
-                embed_ms,
-                lexical_ms,
-            )
+            self.with_lexical(store, subject, q, qvec?.as_deref(), lexical?, embed_ms)
         })
     }
 
-    fn note_embedding(&self, embed_ms: f64) {
+    /// The question's vector and the milliseconds it took, noted for the next
+    /// turn's choice of thread.
+    fn timed_embedding(&self, question: &str) -> (Result<Option<Vec<f32>>>, f64) {
+        let t0 = Instant::now();
+        let qvec = self.embed_question(question);
+        let embed_ms = ms(t0);
         self.last_embed_us
             .store((embed_ms * 1000.0) as u64, Ordering::Relaxed);
+        (qvec, embed_ms)
     }
 
     /// Recalls with a question vector already computed.
@@ -682,9 +668,8 @@ impl Recaller {
         qvec: Option<&[f32]>,
         embed_ms: f64,
     ) -> Result<RecallResult> {
-        let t1 = Instant::now();
         let lexical = self.lexical_pools(store, subject, q)?;
-        self.with_lexical(store, subject, q, qvec, lexical, embed_ms, ms(t1))
+        self.with_lexical(store, subject, q, qvec, lexical, embed_ms)
     }
 
     /// The pools that need no question vector: the window, the question's
@@ -695,6 +680,7 @@ impl Recaller {
         subject: &Subject,
         q: &RecallQuery<'_>,
     ) -> Result<LexicalPools> {
+        let t1 = Instant::now();
         let window = parse_window(q.question, q.at, q.tz);
         let time_words: HashSet<String> = window_words(q.question).into_iter().collect();
         // Record cues ("what did we do", "cosa abbiamo fatto") say the
@@ -735,13 +721,12 @@ impl Recaller {
             question_present,
             ids,
             lexical,
+            ms: ms(t1),
         })
     }
 
     /// The rest of a turn's recall, after [`Recaller::lexical_pools`]: routing,
     /// the concept and semantic pools, the candidates' signals, the ranking.
-    /// `pools_ms` is what the lexical pools took; the rest is added.
-    #[allow(clippy::too_many_arguments)]
     fn with_lexical(
         &self,
         store: &dyn Reader,
@@ -750,7 +735,6 @@ impl Recaller {
         qvec: Option<&[f32]>,
         pools: LexicalPools,
         embed_ms: f64,
-        pools_ms: f64,
     ) -> Result<RecallResult> {
         let t1 = Instant::now();
         let LexicalPools {
@@ -759,6 +743,7 @@ impl Recaller {
             question_present,
             mut ids,
             lexical,
+            ms: pools_ms,
         } = pools;
         let (routed, routed_by_vector) = self.route(store, subject, q.question, qvec)?;
         let concept_hits: HashSet<i64> = store
@@ -895,6 +880,8 @@ struct LexicalPools {
     ids: Vec<i64>,
     /// Each full-text hit's BM25 relative to the pool's best.
     lexical: HashMap<i64, f32>,
+    /// Milliseconds these pools took (a part of `RecallResult::pools_ms`).
+    ms: f64,
 }
 
 /// At most this many other forms of one question word are searched for.

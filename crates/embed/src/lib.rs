@@ -140,22 +140,28 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     dot(a, b)
 }
 
+#[inline(always)]
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    dot_of(a, b, |y| y)
+}
+
+/// The plain dot product of `a` and `b`, each of `b`'s values read by `value`.
 /// Eight independent sums let the compiler vectorise; a single running sum would
 /// force strict left-to-right float order.
 #[inline(always)]
-fn dot(a: &[f32], b: &[f32]) -> f32 {
+fn dot_of<T: Copy>(a: &[f32], b: &[T], value: impl Fn(T) -> f32) -> f32 {
     let mut acc = [0.0f32; 8];
     let chunks = a.len() / 8;
     for i in 0..chunks {
         let (x, y) = (&a[i * 8..i * 8 + 8], &b[i * 8..i * 8 + 8]);
         for k in 0..8 {
-            acc[k] += x[k] * y[k];
+            acc[k] += x[k] * value(y[k]);
         }
     }
     let tail: f32 = a[chunks * 8..]
         .iter()
         .zip(&b[chunks * 8..])
-        .map(|(x, y)| x * y)
+        .map(|(x, y)| x * value(*y))
         .sum();
     acc.iter().sum::<f32>() + tail
 }
@@ -234,20 +240,7 @@ pub fn cosine_halves(a: &[f32], b: &[u16]) -> f32 {
 
 #[inline(always)]
 fn dot_halves(a: &[f32], b: &[u16]) -> f32 {
-    let mut acc = [0.0f32; 8];
-    let chunks = a.len() / 8;
-    for i in 0..chunks {
-        let (x, y) = (&a[i * 8..i * 8 + 8], &b[i * 8..i * 8 + 8]);
-        for k in 0..8 {
-            acc[k] += x[k] * half::f16::from_bits(y[k]).to_f32();
-        }
-    }
-    let tail: f32 = a[chunks * 8..]
-        .iter()
-        .zip(&b[chunks * 8..])
-        .map(|(x, y)| x * half::f16::from_bits(*y).to_f32())
-        .sum();
-    acc.iter().sum::<f32>() + tail
+    dot_of(a, b, |y| half::f16::from_bits(y).to_f32())
 }
 
 #[cfg(target_arch = "x86_64")]

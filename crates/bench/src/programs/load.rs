@@ -173,10 +173,12 @@ pub fn run(args: &Options) -> Result<()> {
     if n_subjects > 1 && args.writers > 0 {
         anyhow::bail!("--writers writes into one subject: use it with --subjects 1");
     }
-    let mut subjects = Vec::with_capacity(n_subjects);
-    let mut at = Utc::now();
-    {
+    // Every subject is generated over the same two years, so one turn instant
+    // serves them all.
+    let (subjects, at) = {
         let mut store = scratch.store()?;
+        let mut subjects = Vec::with_capacity(n_subjects);
+        let mut at = None;
         for i in 0..n_subjects {
             eprintln!(
                 "generating {} episodes in {} ({}/{n_subjects})…",
@@ -186,9 +188,10 @@ pub fn run(args: &Options) -> Result<()> {
             );
             let (s, a) = generate(&mut *store, &subject_key(i), args.episodes)?;
             subjects.push(s);
-            at = a;
+            at = Some(a);
         }
-    }
+        (subjects, at.context("no subject generated")?)
+    };
     let subject = subjects[0].clone();
     let brain = super::brain(&scratch.location, embedder)?;
     let mut embedded = 0;

@@ -157,16 +157,20 @@ pub fn peak_mib() -> Option<f64> {
 
 /// Resident memory of a process now (VmRSS; `pid` none: this one), in MiB.
 pub fn rss_mib(pid: Option<u32>) -> Option<f64> {
-    status_mib(pid, "VmRSS:")
+    status_mib(&status(pid)?, "VmRSS:")
 }
 
-/// One `… kB` line of `/proc/<pid>/status` (this process's without a pid), in MiB.
-fn status_mib(pid: Option<u32>, field: &str) -> Option<f64> {
+/// `/proc/<pid>/status` (this process's without a pid).
+fn status(pid: Option<u32>) -> Option<String> {
     let path = match pid {
         Some(p) => format!("/proc/{p}/status"),
         None => "/proc/self/status".to_string(),
     };
-    let status = std::fs::read_to_string(path).ok()?;
+    std::fs::read_to_string(path).ok()
+}
+
+/// One `… kB` line of a `/proc/<pid>/status`, in MiB.
+fn status_mib(status: &str, field: &str) -> Option<f64> {
     let line = status.lines().find(|l| l.starts_with(field))?;
     let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kb / 1024.0)
@@ -176,9 +180,13 @@ fn status_mib(pid: Option<u32>, field: &str) -> Option<f64> {
 /// part is the store's pages mapped by SQLite's `mmap_size`, page cache the
 /// kernel can take back, not memory the process holds.
 pub fn rss_parts(pid: Option<u32>) -> String {
-    match rss_mib(pid) {
+    let Some(status) = status(pid) else {
+        return "?".to_string();
+    };
+    let field = |f| status_mib(&status, f);
+    match field("VmRSS:") {
         None => "?".to_string(),
-        Some(all) => match (status_mib(pid, "RssAnon:"), status_mib(pid, "RssFile:")) {
+        Some(all) => match (field("RssAnon:"), field("RssFile:")) {
             (Some(anon), Some(file)) => {
                 format!("{all:.0} MiB (anonymous {anon:.0}, file-backed {file:.0})")
             }
