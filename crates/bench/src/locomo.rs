@@ -270,16 +270,23 @@ pub fn carried(line: Option<&str>, turn: &str, answer: &str) -> Option<bool> {
 }
 
 /// The block's memory lines by episode id: the lines of the earlier-work
-/// section (its day lines left out), in printed order, zipped with the ids
-/// the block says it printed in that order.
+/// sections (the window's own and the one outside it, their day lines left
+/// out), in printed order, zipped with the ids the block says it printed in
+/// that order.
 pub fn episode_lines<'a>(block: &'a str, printed: &[i64]) -> HashMap<i64, &'a str> {
-    let lines: Vec<&str> = block
-        .lines()
-        .skip_while(|l| *l != tm_model::block::EPISODES_HEADER)
-        .skip(1)
-        .take_while(|l| l.starts_with("- ") || tm_model::block::is_day_line(l))
-        .filter(|l| l.starts_with("- "))
-        .collect();
+    let mut lines: Vec<&str> = Vec::new();
+    let mut inside = false;
+    for l in block.lines() {
+        if tm_model::block::is_episodes_header(l) {
+            inside = true;
+        } else if l.starts_with("- ") {
+            if inside {
+                lines.push(l);
+            }
+        } else if !tm_model::block::is_day_line(l) {
+            inside = false;
+        }
+    }
     printed.iter().copied().zip(lines).collect()
 }
 
@@ -666,6 +673,14 @@ mod tests {
         let block = "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====\nEARLIER WORK WITH THIS STUDENT (oldest first):\n1 May:\n- you were asked: a\n2 May:\n- you answered: b\nSUBJECT MAP (1 concept; …):\n- Osmosis: …\nHOW TO USE THIS: …\n===== END OF MEMORY =====";
         let lines = episode_lines(block, &[7, 3]);
         assert_eq!(lines[&7], "- you were asked: a");
+        assert_eq!(lines[&3], "- you answered: b");
+        assert_eq!(lines.len(), 2);
+        // The section outside the question's window follows the window's own.
+        let outside = tm_model::block::outside_header("May 2026");
+        let block = format!(
+            "===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====\nEARLIER WORK WITH THIS STUDENT (oldest first):\n1 May:\n- you were asked: a\n{outside}\n2 Jun:\n- you answered: b\nHOW TO USE THIS: …\n===== END OF MEMORY ====="
+        );
+        let lines = episode_lines(&block, &[7, 3]);
         assert_eq!(lines[&3], "- you answered: b");
         assert_eq!(lines.len(), 2);
     }

@@ -191,15 +191,15 @@ pub fn build(
     let terms = &recall.terms;
     let episodes: Vec<EpisodeLine> = missed
         .iter()
-        .map(|e| (e, 1))
+        .map(|e| (e, 1, false))
         .chain(
             recall
                 .ranked
                 .iter()
                 .filter(|m| !missed.iter().any(|e| e.id == m.episode.id))
-                .map(|m| (&m.episode, m.count)),
+                .map(|m| (&m.episode, m.count, m.signals.outside_window)),
         )
-        .map(|(e, count)| {
+        .map(|(e, count, outside_window)| {
             let c = citation(e, &versions);
             citations.insert(e.id, c);
             EpisodeLine {
@@ -211,6 +211,7 @@ pub fn build(
                 changed_citation: c == "changed",
                 external_id: e.external_id.clone(),
                 id: e.id,
+                outside_window,
             }
         })
         .collect();
@@ -394,6 +395,7 @@ fn window_block(
             changed_citation: citation(e, &versions) == "changed",
             external_id: e.external_id.clone(),
             id: e.id,
+            outside_window: false,
         })
         .collect();
     let input = BlockInput {

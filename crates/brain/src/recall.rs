@@ -58,6 +58,9 @@ pub struct Signals {
     pub relevance: f32,
     pub score: f32,
     pub matched: bool,
+    /// Outside the question's window: it matched the question and ranks
+    /// after every episode inside the window.
+    pub outside_window: bool,
 }
 
 /// One recalled memory: the representative episode and how many it stands for.
@@ -839,6 +842,7 @@ impl Recaller {
                         relevance: r.relevance,
                         score: r.score,
                         matched: r.matched,
+                        outside_window: r.outside_window,
                     },
                     episode,
                 })

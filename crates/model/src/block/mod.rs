@@ -17,6 +17,7 @@
 //! <honest check sentence, when given>
 //! <"There is no record of any work with this student in May 2026." when the window is empty>
 //! EARLIER WORK WITH THIS STUDENT (oldest first):  + per day `12 Jul:` and its `- you were asked: …`
+//! ALSO MATCHING THE QUESTION, OUTSIDE July 2026 (oldest first):  + the same (a window's question only)
 //! SUBJECT MAP (…):  + lines                               (record mode: last)
 //! HOW TO USE THIS: …
 //! ===== END OF MEMORY =====
@@ -83,6 +84,23 @@ pub const BELIEFS_HEADER: &str =
     "WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):";
 /// Header of the episodes section.
 pub const EPISODES_HEADER: &str = "EARLIER WORK WITH THIS STUDENT (oldest first):";
+/// How the header of the episodes outside the question's window begins.
+const OUTSIDE_HEADER_START: &str = "ALSO MATCHING THE QUESTION, OUTSIDE ";
+/// Header of the episodes outside the question's window that match it,
+/// given the window's [`describe`](crate::window::Window::describe) phrase.
+pub fn outside_header(describe: &str) -> String {
+    format!(
+        "{OUTSIDE_HEADER_START}{} (oldest first):",
+        neutralise(describe)
+    )
+}
+
+/// Whether a block line opens a section of episode lines: [`EPISODES_HEADER`]
+/// or an [`outside_header`]. Untrusted text cannot forge either (their
+/// phrases are among [`HEADER_PHRASES`]).
+pub fn is_episodes_header(line: &str) -> bool {
+    line == EPISODES_HEADER || (line.starts_with(OUTSIDE_HEADER_START) && line.ends_with(':'))
+}
 /// The label before the usage note.
 pub const HOW_TO_USE_LABEL: &str = "HOW TO USE THIS:";
 /// The usage note when the self-model gives none.
@@ -140,6 +158,9 @@ pub struct EpisodeLine {
     pub changed_citation: bool,
     pub external_id: Option<String>,
     pub id: i64,
+    /// Outside the question's window: printed under [`outside_header`], after
+    /// the window's own work.
+    pub outside_window: bool,
 }
 
 /// The subject map as the block shows it.
@@ -199,9 +220,9 @@ pub struct BlockInput {
     pub at: DateTime<Utc>,
     /// Most important first.
     pub beliefs: Vec<BeliefLine>,
-    /// Most relevant first; printed oldest first. With a non-empty window
-    /// the caller passes only episodes inside it: the block prints what it
-    /// is given under the window's question.
+    /// Most relevant first; printed oldest first. With a non-empty window,
+    /// those flagged [`EpisodeLine::outside_window`] are printed after the
+    /// window's own, under [`outside_header`].
     pub episodes: Vec<EpisodeLine>,
     pub map: Option<MapSection>,
     /// The question's window: its [`Window::describe`](crate::window::Window::describe)
@@ -314,11 +335,13 @@ fn episode_line(e: &EpisodeLine) -> String {
 }
 
 /// Which section a content line belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 enum Part {
     Beliefs,
     Episodes,
     Map,
+    /// Episodes outside the question's window that match it.
+    Outside,
 }
 
 /// A content line offered to the budget, in priority order.
@@ -400,7 +423,11 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         dropped += input.episodes.len();
     } else {
         offers.extend(input.episodes.iter().map(|e| Offer {
-            part: Part::Episodes,
+            part: if e.outside_window && input.window.is_some() {
+                Part::Outside
+            } else {
+                Part::Episodes
+            },
             line: episode_line(e),
             episode: Some((e.at, e.id)),
             day: Some((
@@ -410,6 +437,7 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         }));
     }
     let map_header = input.map.as_ref().map(MapSection::header);
+    let outside = input.window.as_ref().map(|(d, _)| outside_header(d));
     if let Some(map) = &input.map {
         let before = offers.len();
         offers.extend(map.lines[focus..].iter().filter_map(map_offer));
@@ -438,6 +466,8 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         let beliefs = pick(Part::Beliefs);
         let mut episodes = pick(Part::Episodes);
         episodes.sort_by_key(|o| o.episode);
+        let mut elsewhere = pick(Part::Outside);
+        elsewhere.sort_by_key(|o| o.episode);
         if input.mode == Mode::Ordinary {
             lines.extend(&map_part);
         }
@@ -451,10 +481,17 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         if let Some(n) = &no_record {
             lines.push(n);
         }
-        if !episodes.is_empty() {
-            lines.push(EPISODES_HEADER);
+        let sections = [
+            (Some(EPISODES_HEADER), &episodes),
+            (outside.as_deref(), &elsewhere),
+        ];
+        for (header, part) in sections {
+            let Some(header) = header.filter(|_| !part.is_empty()) else {
+                continue;
+            };
+            lines.push(header);
             let mut day = None;
-            for o in &episodes {
+            for o in part.iter() {
                 if let Some((d, label)) = &o.day
                     && day != Some(d)
                 {
@@ -487,9 +524,10 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
     // and a later, shorter one may still fit; the map stops at its first
     // misfit, so it keeps a prefix of its teaching order and never shows a
     // concept without the prerequisites listed before it.
-    let mut header_paid = [false; 3];
-    // Each day's line is paid for with the first episode of that day.
-    let mut days_paid: std::collections::HashSet<chrono::NaiveDate> =
+    let mut header_paid = [false; 4];
+    // Each day's line is paid for with the first episode of that day (in
+    // its section).
+    let mut days_paid: std::collections::HashSet<(Part, chrono::NaiveDate)> =
         std::collections::HashSet::new();
     let mut order = Vec::new();
     let mut map_full = false;
@@ -508,10 +546,11 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
                 Part::Beliefs => with_nl(BELIEFS_HEADER),
                 Part::Episodes => with_nl(EPISODES_HEADER),
                 Part::Map => map_header.as_deref().map_or(0, with_nl),
+                Part::Outside => outside.as_deref().map_or(0, with_nl),
             };
         }
         if let Some((d, label)) = &o.day
-            && !days_paid.contains(d)
+            && !days_paid.contains(&(o.part, *d))
         {
             cost += with_nl(label);
         }
@@ -519,7 +558,7 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
             used += cost;
             header_paid[slot] = true;
             if let Some((d, _)) = &o.day {
-                days_paid.insert(*d);
+                days_paid.insert((o.part, *d));
             }
             taken[i] = true;
             order.push(i);
@@ -536,17 +575,18 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         text = assemble(&taken);
         tokens = count_tokens(&text);
     }
-    let mut printed: Vec<(DateTime<Utc>, i64)> = offers
+    // In printed order: the window's own work, then what lies outside it.
+    let mut printed: Vec<(bool, DateTime<Utc>, i64)> = offers
         .iter()
         .zip(&taken)
         .filter(|(_, t)| **t)
-        .filter_map(|(o, _)| o.episode)
+        .filter_map(|(o, _)| o.episode.map(|(at, id)| (o.part == Part::Outside, at, id)))
         .collect();
     printed.sort();
     Rendered {
         text,
         tokens,
-        included_episode_ids: printed.into_iter().map(|(_, id)| id).collect(),
+        included_episode_ids: printed.into_iter().map(|(_, _, id)| id).collect(),
         dropped_lines: dropped + taken.iter().filter(|t| !**t).count(),
     }
 }

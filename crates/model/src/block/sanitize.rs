@@ -33,7 +33,7 @@ use unicode_normalization::UnicodeNormalization;
 
 /// The block's structural phrases, as words. A text that contains one gets it
 /// lowercased and bracketed.
-pub const HEADER_PHRASES: [&[&str]; 7] = [
+pub const HEADER_PHRASES: [&[&str]; 8] = [
     &["your", "memory", "of"],
     &["end", "of", "memory"],
     &["the", "student", "is", "asking"],
@@ -41,6 +41,7 @@ pub const HEADER_PHRASES: [&[&str]; 7] = [
     &["what", "you", "currently", "believe"],
     &["earlier", "work"],
     &["subject", "map"],
+    &["also", "matching", "the", "question"],
 ];
 
 /// Characters with no visible form that could split a phrase unseen.

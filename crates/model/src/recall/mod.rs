@@ -5,8 +5,15 @@
 //! concept, semantic neighbours), unions them and fills each [`Candidate`]'s
 //! signals. This module then does what SPEC §3 asks, with no IO:
 //!
-//! 1. **Time is a filter**: with a window, only candidates inside it (and no
-//!    narrations) take part; an empty window is reported, never back-filled.
+//! 1. **Time is a filter**: with a window, recall runs inside it first (SPEC
+//!    §3; the article: "il richiamo agisce prima al suo interno"). Its
+//!    candidates (no narrations) rank before anything else; an empty window
+//!    is reported, never back-filled. When the question has content, what
+//!    matches it outside the window follows, flagged. It used to be the
+//!    window alone. The failure that changed it (issue 17, LoCoMo
+//!    `not_matched`): a question naming a month or a year ("What did John
+//!    attend with his colleagues in March 2023?") lost every turn outside
+//!    it, among them those said later that tell of it ("last month").
 //! 2. **The gate**: when the question has content and anything matches, every
 //!    non-matching candidate is discarded. Weights alone cannot do this: a
 //!    fresh irrelevant note scores 0.15 on recency alone.
@@ -293,6 +300,9 @@ pub struct Recalled {
     pub score: f32,
     /// Whether the representative matched the question (see [`RecallParams::matches`]).
     pub matched: bool,
+    /// The representative lies outside the question's window: it matched the
+    /// question and ranks after every episode inside the window.
+    pub outside_window: bool,
 }
 
 /// The ranked memories and how to read them.
@@ -320,8 +330,11 @@ pub type Window = (DateTime<Utc>, DateTime<Utc>);
 /// turn cannot recall what had not happened yet (replays rely on this). The
 /// caller leaves out the episode of the current question itself.
 ///
-/// With a `window`, only candidates inside it that are not narrations take
-/// part; if none is left, the outcome is empty with `window_empty` set.
+/// With a `window`, recall runs inside it first: the candidates inside it
+/// that are not narrations are ranked as above; if none is left, the outcome
+/// is empty with `window_empty` set. When the question has content, the
+/// candidates outside the window that match it (narrations left out) follow,
+/// by score, each flagged [`Recalled::outside_window`].
 /// Results are deterministic: ties break by time (newer first), then by id.
 pub fn recall(
     candidates: Vec<Candidate>,
@@ -334,16 +347,17 @@ pub fn recall(
     let mut pool: Vec<Option<Candidate>> = merge_by_id(candidates).into_iter().map(Some).collect();
     // Scoring and sorting work on small entries; candidates move out only for
     // the few groups that are returned.
-    let live: Vec<(usize, &Candidate)> = pool
+    let inside = |c: &Candidate| match window {
+        Some((start, end)) => start <= c.at && c.at < end,
+        None => true,
+    };
+    let past: Vec<(usize, &Candidate)> = pool
         .iter()
         .enumerate()
         .filter_map(|(idx, c)| c.as_ref().map(|c| (idx, c)))
-        .filter(|(_, c)| c.at <= at)
-        .filter(|(_, c)| match window {
-            Some((start, end)) => !c.narration && start <= c.at && c.at < end,
-            None => true,
-        })
+        .filter(|(_, c)| c.at <= at && (window.is_none() || !c.narration))
         .collect();
+    let (live, outside): (Vec<_>, Vec<_>) = past.into_iter().partition(|(_, c)| inside(c));
     let full = params.semantic_full_for(live.iter().map(|(_, c)| c.semantic));
     let mut entries: Vec<Entry> = live
         .into_iter()
@@ -373,6 +387,20 @@ pub fn recall(
         Basis::NoQuestion | Basis::NothingMatched => entries.sort_unstable_by(Entry::by_recency),
     }
 
+    // Recall runs inside the window first (SPEC §3, the article: "der
+    // Abruf läuft zuerst darin"); when the question has content, what
+    // matches it outside the window follows every episode inside it.
+    if window.is_some() && question_present && !window_empty {
+        let full = params.semantic_full_for(outside.iter().map(|(_, c)| c.semantic));
+        let mut after: Vec<Entry> = outside
+            .into_iter()
+            .map(|(idx, c)| Entry::new(idx, c, at, params, full))
+            .filter(|e| e.matched)
+            .map(|e| Entry { outside: true, ..e })
+            .collect();
+        after.sort_unstable_by(Entry::by_score);
+        entries.extend(after);
+    }
     let groups = collapse(&entries, &pool, limit);
     let ranked = groups
         .into_iter()
@@ -388,6 +416,7 @@ pub fn recall(
                 recency: e.recency,
                 score: e.score,
                 matched: e.matched,
+                outside_window: e.outside,
             })
         })
         .collect();
@@ -408,6 +437,8 @@ struct Entry {
     recency: f32,
     score: f32,
     matched: bool,
+    /// Outside the question's window (ranked after everything inside it).
+    outside: bool,
 }
 
 impl Entry {
@@ -430,6 +461,7 @@ impl Entry {
             recency,
             score: combine(relevance, salience),
             matched: params.matches(c),
+            outside: false,
         }
     }
 

@@ -136,7 +136,7 @@ fn checks_collapse_by_topic_and_verdict() {
 }
 
 #[test]
-fn july_window_returns_only_july() {
+fn july_window_returns_july_first() {
     let now = day(2026, 9, 15);
     let july = (
         day(2026, 7, 1) - Duration::hours(10),
@@ -155,10 +155,52 @@ fn july_window_returns_only_july() {
     assert!(!out.window_empty);
     assert_eq!(out.basis, Basis::NoQuestion);
     assert_eq!(ids(&out), [3, 2]);
-    // "what about osmosis in July?" with osmosis only outside July: July's recent past, flagged.
+    assert!(out.ranked.iter().all(|r| !r.outside_window));
+    // "what about osmosis in July?" with osmosis only outside July: July's
+    // recent past, flagged, and then last year's osmosis, marked as outside.
     let out = recall(pool, true, Some(july), now, &P, 10);
     assert_eq!(out.basis, Basis::NothingMatched);
-    assert_eq!(ids(&out), [3, 2]);
+    assert_eq!(ids(&out), [3, 2, 5]);
+    let outside: Vec<bool> = out.ranked.iter().map(|r| r.outside_window).collect();
+    assert_eq!(outside, [false, false, true]);
+}
+
+#[test]
+fn matches_outside_the_window_follow_everything_inside_it() {
+    let now = day(2026, 9, 15);
+    let july = (day(2026, 7, 1), day(2026, 8, 1));
+    let weak = Candidate {
+        lexical: 0.1,
+        semantic: 0.0,
+        ..plain(1, day(2026, 7, 10))
+    };
+    let narration = Candidate {
+        narration: true,
+        ..hit(6, day(2026, 8, 20))
+    };
+    let pool = vec![
+        weak,
+        plain(2, day(2026, 7, 20)), // in July, matching nothing: discarded
+        hit(3, day(2026, 8, 10)),
+        Candidate {
+            lexical: 0.5,
+            ..hit(4, day(2026, 6, 10))
+        },
+        plain(5, day(2026, 9, 1)), // outside, matching nothing: never shown
+        narration,                 // a narration is no record of anything
+        hit(7, day(2026, 9, 16)),  // after the turn
+    ];
+    let out = recall(pool.clone(), true, Some(july), now, &P, 10);
+    assert_eq!(out.basis, Basis::Matched);
+    // The weak match inside July comes before the strong ones outside it.
+    assert_eq!(ids(&out), [1, 3, 4]);
+    assert!(!out.ranked[0].outside_window);
+    assert!(out.ranked[1..].iter().all(|r| r.outside_window));
+    // Without a window nothing is outside, and the strong matches lead
+    // (the newer first: a narration is an ordinary answer then).
+    let out = recall(pool, true, None, now, &P, 10);
+    assert_eq!(ids(&out)[..2], [6, 3]);
+    assert!(out.ranked.iter().all(|r| !r.outside_window));
 }
 
 #[test]
