@@ -3,7 +3,8 @@
 //! snapshot, and finds semantic neighbours), gather the four pools (plus
 //! the window's own episodes) over the whole history, fill each candidate's
 //! signals, and hand them to `tm_model::recall` for the gate, the score and
-//! the collapse.
+//! the collapse; then place the turn before each of the first strong matches
+//! right after it ([`NEIGHBOURED`]).
 
 use crate::{Error, Result, poisoned};
 use chrono::{DateTime, Utc};
@@ -61,6 +62,8 @@ pub struct Signals {
     /// Outside the question's window: it matched the question and ranks
     /// after every episode inside the window.
     pub outside_window: bool,
+    /// Offered as the turn before this strong match (not ranked on its own).
+    pub neighbour_of: Option<i64>,
 }
 
 /// One recalled memory: the representative episode and how many it stands for.
@@ -825,7 +828,7 @@ impl Recaller {
             .into_iter()
             .map(|e| (e.id, e))
             .collect();
-        let ranked = outcome
+        let mut ranked: Vec<RecalledEpisode> = outcome
             .ranked
             .into_iter()
             .filter_map(|r| {
@@ -843,11 +846,15 @@ impl Recaller {
                         score: r.score,
                         matched: r.matched,
                         outside_window: r.outside_window,
+                        neighbour_of: None,
                     },
                     episode,
                 })
             })
             .collect();
+        if outcome.basis == Basis::Matched {
+            with_neighbours(store, subject, &mut ranked, window.as_ref(), q)?;
+        }
         Ok(RecallResult {
             window: window.map(|w| WindowInfo {
                 from: w.from,
@@ -872,6 +879,82 @@ impl Recaller {
             terms,
         })
     }
+}
+
+/// The strongest matches whose turn before is offered right after them.
+pub const NEIGHBOURED: usize = 3;
+/// The relevance at or above which a match is strong enough to bring its turn before.
+pub const NEIGHBOUR_RELEVANCE: f32 = 0.9;
+
+/// The turn before each of the first [`NEIGHBOURED`] strong matches, placed
+/// right after it (moved up when it ranked lower): a reply is read with what
+/// it replies to. None after the turn, none across the window's edge.
+///
+/// The gate still decides what is ranked: a neighbour is not ranked on its
+/// own, it is its match's context, and [`Signals::neighbour_of`] says so.
+/// The failure that motivates it (issue 17, LoCoMo `not_matched`, multi-hop
+/// and temporal): an exchange is evidence as a whole, while only one of its
+/// turns shares the question's words or meaning. "What was the poetry
+/// reading Caroline attended about?" found the reply ("It was a transgender
+/// poetry reading where…") but not the turn it answers ("What was it
+/// about?"). Three neighbours took evidence recall at 1,500 tokens 0.789 →
+/// 0.795 by content (six gave 0.792).
+fn with_neighbours(
+    store: &dyn Reader,
+    subject: &Subject,
+    ranked: &mut Vec<RecalledEpisode>,
+    window: Option<&Window>,
+    q: &RecallQuery<'_>,
+) -> Result<()> {
+    let strong: Vec<(i64, u64, bool)> = ranked
+        .iter()
+        .filter(|r| r.signals.matched && r.signals.relevance >= NEIGHBOUR_RELEVANCE)
+        .take(NEIGHBOURED)
+        .map(|r| (r.episode.id, r.episode.seq, r.signals.outside_window))
+        .collect();
+    for (id, seq, outside) in strong {
+        if seq < 2 {
+            continue;
+        }
+        let Some(before) = store.episode_at_seq(subject, seq - 1)? else {
+            continue;
+        };
+        if before.at > q.at
+            || Some(before.id) == q.exclude
+            || window.is_some_and(|w| w.contains(before.at) == outside)
+        {
+            continue;
+        }
+        let at = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
+        let entry = match ranked.iter().position(|r| r.episode.id == before.id) {
+            Some(p) if p < at => continue,
+            Some(p) => {
+                let mut moved = ranked.remove(p);
+                moved.signals.neighbour_of = Some(id);
+                moved
+            }
+            None => RecalledEpisode {
+                count: 1,
+                members: vec![before.id],
+                signals: Signals {
+                    lexical: 0.0,
+                    semantic: 0.0,
+                    concept: false,
+                    salience: before.salience as f32,
+                    recency: tm_model::recall::recency(before.at, q.at),
+                    relevance: 0.0,
+                    score: 0.0,
+                    matched: false,
+                    outside_window: outside,
+                    neighbour_of: Some(id),
+                },
+                episode: before,
+            },
+        };
+        ranked.insert(at + 1, entry);
+    }
+    ranked.truncate(q.limit);
+    Ok(())
 }
 
 /// What [`Recaller::lexical_pools`] gathers before the question's vector is needed.

@@ -345,3 +345,45 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
         "nothing left to do"
     );
 }
+
+#[test]
+fn a_strong_match_brings_the_turn_it_replies_to() {
+    let at = t("2026-05-04T09:00:00Z");
+    let mut events = vec![
+        tutor(
+            "check",
+            at,
+            "Quick check: what does the organelle with folds produce?",
+        ),
+        learner(
+            "reply",
+            at + Duration::seconds(30),
+            "ATP, mostly through respiration.",
+        ),
+    ];
+    // Later, unrelated work the neighbour must not be confused with.
+    for i in 0..20 {
+        events.push(learner(
+            &format!("n{i}"),
+            at + Duration::days(1 + i),
+            &format!("Could we practise fractions, part {i}?"),
+        ));
+    }
+    let (store, r) = subject_with(&events);
+    let res = ask(
+        &*store,
+        &r,
+        "What did I answer about ATP?",
+        t("2026-06-01T10:00:00Z"),
+    );
+    assert_eq!(res.basis, "matched");
+    let got = ids(&res);
+    assert_eq!(got[..2], ["reply", "check"], "{got:?}");
+    let reply = &res.ranked[0];
+    let check = &res.ranked[1];
+    assert!(reply.signals.matched && reply.signals.neighbour_of.is_none());
+    // The check question matched nothing: it is there as the reply's context, and says so.
+    assert!(!check.signals.matched);
+    assert_eq!(check.signals.neighbour_of, Some(reply.episode.id));
+    assert!(!got.iter().any(|g| g.starts_with('n')), "{got:?}");
+}
