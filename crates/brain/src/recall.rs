@@ -927,9 +927,9 @@ fn with_neighbours(
         {
             continue;
         }
-        let at = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
+        let pos = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
         let entry = match ranked.iter().position(|r| r.episode.id == before.id) {
-            Some(p) if p < at => continue,
+            Some(p) if p < pos => continue,
             Some(p) => {
                 let mut moved = ranked.remove(p);
                 moved.signals.neighbour_of = Some(id);
@@ -953,7 +953,7 @@ fn with_neighbours(
                 episode: before,
             },
         };
-        ranked.insert(at + 1, entry);
+        ranked.insert(pos + 1, entry);
     }
     ranked.truncate(q.limit);
     Ok(())

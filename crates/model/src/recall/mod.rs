@@ -396,7 +396,6 @@ pub fn recall(
             .into_iter()
             .map(|(idx, c)| Entry::new(idx, c, at, params, full))
             .filter(|e| e.matched)
-            .map(|e| Entry { outside: true, ..e })
             .collect();
         after.sort_unstable_by(Entry::by_score);
         entries.extend(after);
@@ -409,6 +408,7 @@ pub fn recall(
             let candidate = pool[e.idx].take()?;
             members.sort_unstable();
             Some(Recalled {
+                outside_window: !inside(&candidate),
                 candidate,
                 count: members.len(),
                 members,
@@ -416,7 +416,6 @@ pub fn recall(
                 recency: e.recency,
                 score: e.score,
                 matched: e.matched,
-                outside_window: e.outside,
             })
         })
         .collect();
@@ -437,8 +436,6 @@ struct Entry {
     recency: f32,
     score: f32,
     matched: bool,
-    /// Outside the question's window (ranked after everything inside it).
-    outside: bool,
 }
 
 impl Entry {
@@ -461,7 +458,6 @@ impl Entry {
             recency,
             score: combine(relevance, salience),
             matched: params.matches(c),
-            outside: false,
         }
     }
 
