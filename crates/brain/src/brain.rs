@@ -5,9 +5,11 @@
 //! [`Brain`] owns the storage engine and a pool of its connections, the
 //! recaller (the embedder, what its cosines mean, and the caches of vectors
 //! and derived facts every turn shares), the concept extractor, and the one
-//! time-cap mechanism: a block is built on a worker thread with a pooled
-//! connection and, past the cap, comes back `dropped` at once while the
-//! build finishes unawaited. `Brain` is `Send + Sync`: a server shares it in
+//! time-cap mechanism: a block is built by one of a few block workers (two
+//! a core, first come first served) with a pooled connection and, past the
+//! cap, comes back `dropped` at once while the build finishes unawaited; a
+//! block still queued when its cap passes is never built. `Brain` is
+//! `Send + Sync`: a server shares it in
 //! an `Arc`; every method is blocking (an async face runs it on its blocking
 //! pool). Other modules add their own `impl Brain` blocks (`turn` does).
 
@@ -21,7 +23,7 @@ use crate::{Error, Result, poisoned};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use std::path::Path;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::{Duration, Instant};
 use tm_embed::Embedder;
 use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
@@ -102,6 +104,53 @@ impl Drop for Pool {
     }
 }
 
+/// A block's build, run by a block worker.
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Starts `n` block workers taking jobs from one queue, first come first
+/// served; they stop when the queue's sender is dropped (with the brain).
+///
+/// Why a fixed few and not a thread a block: a block is CPU work (SQLite in
+/// the process, the encoder, the renderer), so threads beyond the cores only
+/// share them out. With a thread a block, 32 concurrent requests on 2 cores
+/// each took 16 blocks' time and the tail followed the slowest questions
+/// (`bench load`, p99 2.5× the mean); queued in order, a request waits for
+/// the blocks ahead of it and no longer.
+fn start_block_workers(n: usize) -> Result<mpsc::Sender<Job>> {
+    let (tx, rx) = mpsc::channel::<Job>();
+    let rx = Arc::new(Mutex::new(rx));
+    for i in 0..n.max(1) {
+        let rx = rx.clone();
+        std::thread::Builder::new()
+            .name(format!("block-{i}"))
+            .spawn(move || {
+                loop {
+                    // The lock is held while waiting, not while building.
+                    let job = match rx.lock() {
+                        Ok(queue) => queue.recv(),
+                        Err(_) => return,
+                    };
+                    let Ok(job) = job else { return };
+                    // A build that panics answers nobody (its sender is
+                    // dropped, so its caller sees an internal error); the
+                    // worker goes on to the next.
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                }
+            })
+            .map_err(|e| Error::Internal(format!("cannot start a block worker: {e}")))?;
+    }
+    Ok(tx)
+}
+
+/// The default number of block workers: two a core. One a core left a
+/// core idle while a block waited for its question's embedding (made on a
+/// thread of its own beside the pools) or for its engine: with MiniLM, two
+/// a core gave 134–139 blocks/s against 118–123 (`bench load
+/// --block-workers`), and the tail stayed as tight.
+fn default_block_workers() -> usize {
+    2 * std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// The one door into the memory.
 pub struct Brain {
     pool: Arc<Pool>,
@@ -110,6 +159,9 @@ pub struct Brain {
     extractor: Arc<dyn ConceptExtractor>,
     budget: usize,
     cap: Duration,
+    /// How many block workers to start (on the first block).
+    block_workers: usize,
+    workers: OnceLock<mpsc::Sender<Job>>,
 }
 
 /// What a subject's beliefs are, with honest check counts.
@@ -164,6 +216,8 @@ impl Brain {
             extractor: Arc::new(OfflineExtractor::default()),
             budget: DEFAULT_BUDGET,
             cap: DEFAULT_CAP,
+            block_workers: default_block_workers(),
+            workers: OnceLock::new(),
         }
     }
 
@@ -188,6 +242,12 @@ impl Brain {
     /// The hard time cap on building a block.
     pub fn set_cap(&mut self, cap: Duration) {
         self.cap = cap;
+    }
+
+    /// How many blocks are built at once (default: two a core); the rest
+    /// wait their turn in order. Takes effect before the first block.
+    pub fn set_block_workers(&mut self, n: usize) {
+        self.block_workers = n.max(1);
     }
 
     pub fn budget(&self) -> usize {
@@ -489,9 +549,10 @@ impl Brain {
 
     // ------------------------------------------------------------ reads
 
-    /// The memory block for one turn, built under the brain's cap: past it
-    /// the block comes back `dropped` at once, and the build finishes on its
-    /// own thread unawaited (its connection then returns to the pool).
+    /// The memory block for one turn, built by a block worker under the
+    /// brain's cap: past it the block comes back `dropped` at once, and a
+    /// build under way finishes on its worker unawaited (its connection then
+    /// returns to the pool), while one still queued is never started.
     pub fn block(&self, subject: &Subject, req: BlockRequest) -> Result<Block> {
         let started = Instant::now();
         if !(MIN_BUDGET..=MAX_BUDGET).contains(&req.budget) {
@@ -503,23 +564,45 @@ impl Brain {
             return Err(Error::Invalid("the question is too long".into()));
         }
         let recaller = self.recaller()?;
+        let workers = match self.workers.get() {
+            Some(w) => w,
+            None => {
+                let started = start_block_workers(self.block_workers)?;
+                // Another thread may have started them first: its set wins
+                // and ours stop at once, their sender dropped here.
+                let _ = self.workers.set(started);
+                self.workers
+                    .get()
+                    .ok_or_else(|| Error::Internal("no block workers".into()))?
+            }
+        };
+        let deadline = Instant::now() + self.cap;
         let pool = self.pool.clone();
         let subject = subject.clone();
         let (tx, rx) = mpsc::channel();
-        std::thread::Builder::new()
-            .name("block".into())
-            .spawn(move || {
-                let result = pool.with(|s| crate::block::build(&*s, &recaller, &subject, &req));
-                // The receiver may be gone (the cap passed): nothing waits then.
-                let _ = tx.send(result);
-            })
-            .map_err(|e| Error::Internal(format!("cannot start a block worker: {e}")))?;
-        match rx.recv_timeout(self.cap) {
+        let job: Job = Box::new(move || {
+            // Its cap passed while it waited in the queue: the caller has
+            // answered `dropped` already, and nobody waits for the build.
+            if Instant::now() >= deadline {
+                return;
+            }
+            let result = pool.with(|s| crate::block::build(&*s, &recaller, &subject, &req));
+            // The receiver may be gone (the cap passed): nothing waits then.
+            let _ = tx.send(result);
+        });
+        workers
+            .send(job)
+            .map_err(|_| Error::Internal("the block workers have stopped".into()))?;
+        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(result) => result.map(|mut b| {
                 b.elapsed_ms = started.elapsed().as_secs_f64() * 1e3;
                 b
             }),
             Err(mpsc::RecvTimeoutError::Timeout) => Ok(empty_block(started, true)),
+            // Skipped in the queue at its deadline, a moment before ours.
+            Err(mpsc::RecvTimeoutError::Disconnected) if Instant::now() >= deadline => {
+                Ok(empty_block(started, true))
+            }
             Err(mpsc::RecvTimeoutError::Disconnected) => Err(Error::Internal(
                 "the block worker stopped without an answer".into(),
             )),

@@ -202,3 +202,36 @@ fn the_four_designs_differ_only_in_what_fills_the_slot() {
         assert!(b.tokens <= 1200);
     }
 }
+
+#[test]
+fn blocks_asked_for_at_once_wait_for_the_workers_and_each_gets_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut brain, subject) = sample(dir.path());
+    // One worker: every block but the first waits in the queue.
+    brain.set_block_workers(1);
+    let questions = [
+        "What did we cover in July?",
+        "What is a cell?",
+        "How does osmosis work?",
+        "What have I got wrong so far?",
+        "What did we cover in May?",
+        "Why does the cell membrane matter?",
+    ];
+    let alone: Vec<String> = questions
+        .iter()
+        .map(|q| brain.build_block(&subject, &request(q)).unwrap().block)
+        .collect();
+    let brain = &brain;
+    let subject = &subject;
+    let together: Vec<tm_brain::block::Block> = std::thread::scope(|s| {
+        let asked: Vec<_> = questions
+            .iter()
+            .map(|q| s.spawn(move || brain.block(subject, request(q)).unwrap()))
+            .collect();
+        asked.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for ((q, a), t) in questions.iter().zip(&alone).zip(&together) {
+        assert!(!t.dropped, "{q}: dropped");
+        assert_eq!(&t.block, a, "{q}");
+    }
+}

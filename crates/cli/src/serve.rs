@@ -16,6 +16,11 @@ pub struct ServeArgs {
     /// Hard time cap on a block, in milliseconds.
     #[arg(long, default_value_t = 2500)]
     cap_ms: u64,
+    /// Blocks built at once; the rest wait their turn in order (default:
+    /// two a core: a block is CPU work, with a thread of its own for the
+    /// question's embedding).
+    #[arg(long)]
+    block_workers: Option<usize>,
     /// Also run the nightly loop in the background every interval (e.g. 24h).
     #[arg(long)]
     nightly_every: Option<String>,
@@ -43,6 +48,12 @@ pub fn run(mut brain: Brain, a: ServeArgs) -> Result<ExitCode> {
         })
         .transpose()?;
     brain.set_cap(Duration::from_millis(a.cap_ms));
+    if let Some(n) = a.block_workers {
+        if n == 0 {
+            anyhow::bail!("--block-workers must be at least 1");
+        }
+        brain.set_block_workers(n);
+    }
     // Made now, not on the first request: a model that cannot be had is
     // said at start-up.
     let embedder = brain.embedder_name()?;

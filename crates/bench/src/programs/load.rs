@@ -58,6 +58,9 @@ pub struct Options {
     /// itself, so the block figures of two runs compare).
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 10.0))]
     pub write_rate: f64,
+    /// Blocks each server builds at once (default: two a core).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub block_workers: Option<usize>,
     /// Print a line every this many seconds (blocks, p99, errors, drops and
     /// the servers' resident memory over the interval): a soak's time line.
     #[cfg_attr(feature = "cli", arg(long))]
@@ -193,7 +196,10 @@ pub fn run(args: &Options) -> Result<()> {
         (subjects, at.context("no subject generated")?)
     };
     let subject = subjects[0].clone();
-    let brain = super::brain(&scratch.location, embedder)?;
+    let mut brain = super::brain(&scratch.location, embedder)?;
+    if let Some(n) = args.block_workers {
+        brain.set_block_workers(n);
+    }
     let mut embedded = 0;
     for s in &subjects {
         let bar = super::progress::bar("embedding [{bar:40}] {pos}/{len} episodes");
@@ -525,6 +531,9 @@ impl Servers {
                 .arg(&args.embedder)
                 .args(["serve", "--addr", &addr])
                 .stdout(std::process::Stdio::null());
+            if let Some(n) = args.block_workers {
+                cmd.arg("--block-workers").arg(n.to_string());
+            }
             if let Some(dir) = &args.model_dir {
                 cmd.arg("--model-dir").arg(dir);
             }
