@@ -890,7 +890,9 @@ pub const NEIGHBOUR_RELEVANCE: f32 = 0.9;
 
 /// The turn before each of the first strong matches ([`NEIGHBOURED`]), placed
 /// right after it (moved up when it ranked lower): a reply is read with what
-/// it replies to. None after the turn, none across the window's edge.
+/// it replies to. None after the turn, none across the window's edge, and
+/// inside a window no narration (a tutor answer telling of past sessions),
+/// which recall itself never ranks there (SPEC §3).
 ///
 /// The gate still decides what is ranked: a neighbour is not ranked on its
 /// own, it is its match's context, and [`Signals::neighbour_of`] says so.
@@ -924,6 +926,15 @@ fn with_neighbours(
         if before.at > q.at
             || Some(before.id) == q.exclude
             || window.is_some_and(|w| w.contains(before.at) == outside)
+        {
+            continue;
+        }
+        if window.is_some()
+            && before.kind == Kind::Answer
+            && (narrates_period(&before.text)
+                || !store
+                    .annotated_ids(subject, &[before.id], crate::grounding::NARRATED)?
+                    .is_empty())
         {
             continue;
         }

@@ -347,6 +347,42 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
 }
 
 #[test]
+fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
+    let at = t("2026-05-04T09:00:00Z");
+    let mut events = vec![
+        // The tutor telling of an earlier month: never evidence of May.
+        tutor(
+            "narration",
+            at,
+            "In April we covered respiration, so this should feel familiar.",
+        ),
+        learner(
+            "reply",
+            at + Duration::seconds(30),
+            "ATP, mostly through respiration.",
+        ),
+    ];
+    for i in 0..20 {
+        events.push(learner(
+            &format!("n{i}"),
+            at + Duration::days(1 + i),
+            &format!("Could we practise fractions, part {i}?"),
+        ));
+    }
+    let (store, r) = subject_with(&events);
+    let res = ask(
+        &*store,
+        &r,
+        "What did I answer about ATP in May?",
+        t("2026-06-01T10:00:00Z"),
+    );
+    let got = ids(&res);
+    assert_eq!(got.first().map(String::as_str), Some("reply"), "{got:?}");
+    assert!(res.ranked[0].signals.relevance >= tm_brain::recall::NEIGHBOUR_RELEVANCE);
+    assert!(!got.iter().any(|g| g == "narration"), "{got:?}");
+}
+
+#[test]
 fn a_strong_match_brings_the_turn_it_replies_to() {
     let at = t("2026-05-04T09:00:00Z");
     let mut events = vec![
