@@ -882,27 +882,36 @@ impl Recaller {
 }
 
 /// One strong match in this many memories asked for (at least one) brings
-/// its turn before: 3 at 1,500 tokens, 1 at 500, where context would crowd
-/// out matches (three at 500 tokens gave 0.657, this 0.665, none 0.668).
+/// its turns before and after: 3 at 1,500 tokens, 1 at 500, where context
+/// would crowd out matches (three at 500 tokens gave 0.657, this 0.665, none
+/// 0.668, with the turn before alone).
 pub const NEIGHBOURED: usize = 25;
-/// The relevance at or above which a match is strong enough to bring its turn before.
+/// The relevance at or above which a match is strong enough to bring its neighbours.
 pub const NEIGHBOUR_RELEVANCE: f32 = 0.9;
+/// A neighbour belongs to its match's exchange only when said within this
+/// many minutes of it: the same sitting, not the next session's first turn.
+pub const NEIGHBOUR_MINUTES: i64 = 30;
 
-/// The turn before each of the first strong matches ([`NEIGHBOURED`]), placed
-/// right after it (moved up when it ranked lower): a reply is read with what
-/// it replies to. None after the turn, none across the window's edge, and
-/// inside a window no narration (a tutor answer telling of past sessions),
-/// which recall itself never ranks there (SPEC §3).
+/// The turns before and after each of the first strong matches
+/// ([`NEIGHBOURED`]), placed right after it in that order (moved up when
+/// they ranked lower): a reply is read with what it replies to, a question
+/// with what answered it. Only turns of the same sitting
+/// ([`NEIGHBOUR_MINUTES`]), none after the asking turn, none across the
+/// window's edge, and for a window's question no narration (a tutor answer
+/// telling of past sessions), which recall itself never ranks there (SPEC §3).
 ///
 /// The gate still decides what is ranked: a neighbour is not ranked on its
 /// own, it is its match's context, and [`Signals::neighbour_of`] says so.
-/// The failure that motivates it (issue 17, LoCoMo `not_matched`, multi-hop
-/// and temporal): an exchange is evidence as a whole, while only one of its
-/// turns shares the question's words or meaning. "What was the poetry
-/// reading Caroline attended about?" found the reply ("It was a transgender
-/// poetry reading where…") but not the turn it answers ("What was it
-/// about?"). Three neighbours took evidence recall at 1,500 tokens 0.789 →
-/// 0.795 by content (six gave 0.792).
+/// The failures that motivate it (issue 17, LoCoMo `not_matched`): an
+/// exchange is evidence as a whole, while only one of its turns shares the
+/// question's words or meaning. "What was the poetry reading Caroline
+/// attended about?" found the reply ("It was a transgender poetry reading
+/// where…") but not the turn it answers ("What was it about?"): the turn
+/// before took evidence recall at 1,500 tokens 0.789 → 0.795 by content.
+/// "What type of meal does John often cook using a slow cooker?" found the
+/// turn asking about the slow cooker, not John's answer after it ("I make
+/// this yummy honey garlic chicken…"): the turn after as well took it 0.795
+/// → 0.810 (BENCHMARKS.md).
 fn with_neighbours(
     store: &dyn Reader,
     subject: &Subject,
@@ -910,61 +919,72 @@ fn with_neighbours(
     window: Option<&Window>,
     q: &RecallQuery<'_>,
 ) -> Result<()> {
-    let strong: Vec<(i64, u64, bool)> = ranked
+    let strong: Vec<(i64, u64, DateTime<Utc>, bool)> = ranked
         .iter()
         .filter(|r| r.signals.matched && r.signals.relevance >= NEIGHBOUR_RELEVANCE)
         .take((q.limit / NEIGHBOURED).max(1))
-        .map(|r| (r.episode.id, r.episode.seq, r.signals.outside_window))
+        .map(|r| {
+            let e = &r.episode;
+            (e.id, e.seq, e.at, r.signals.outside_window)
+        })
         .collect();
-    for (id, seq, outside) in strong {
-        if seq < 2 {
-            continue;
-        }
-        let Some(before) = store.episode_at_seq(subject, seq - 1)? else {
-            continue;
-        };
-        if before.at > q.at
-            || Some(before.id) == q.exclude
-            || window.is_some_and(|w| w.contains(before.at) == outside)
-        {
-            continue;
-        }
-        if window.is_some()
-            && before.kind == Kind::Answer
-            && (narrates_period(&before.text)
-                || !store
-                    .annotated_ids(subject, &[before.id], crate::grounding::NARRATED)?
-                    .is_empty())
-        {
-            continue;
-        }
-        let pos = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
-        let entry = match ranked.iter().position(|r| r.episode.id == before.id) {
-            Some(p) if p < pos => continue,
-            Some(p) => {
-                let mut moved = ranked.remove(p);
-                moved.signals.neighbour_of = Some(id);
-                moved
+    let sitting = chrono::Duration::minutes(NEIGHBOUR_MINUTES);
+    for (id, seq, match_at, outside) in strong {
+        // The turn before, then the turn after: placed right after the match
+        // in that order.
+        let mut place = 1;
+        for at_seq in [seq.checked_sub(1), seq.checked_add(1)] {
+            let Some(at_seq) = at_seq.filter(|s| *s >= 1) else {
+                continue;
+            };
+            let Some(near) = store.episode_at_seq(subject, at_seq)? else {
+                continue;
+            };
+            if near.at > q.at
+                || (near.at - match_at).abs() > sitting
+                || Some(near.id) == q.exclude
+                || window.is_some_and(|w| w.contains(near.at) == outside)
+            {
+                continue;
             }
-            None => RecalledEpisode {
-                count: 1,
-                members: vec![before.id],
-                signals: Signals {
-                    lexical: 0.0,
-                    semantic: 0.0,
-                    concept: false,
-                    salience: before.salience as f32,
-                    recency: tm_model::recall::recency(before.at, q.at),
-                    relevance: 0.0,
-                    score: 0.0,
-                    matched: false,
-                    outside_window: outside,
-                    neighbour_of: Some(id),
+            if window.is_some()
+                && near.kind == Kind::Answer
+                && (narrates_period(&near.text)
+                    || !store
+                        .annotated_ids(subject, &[near.id], crate::grounding::NARRATED)?
+                        .is_empty())
+            {
+                continue;
+            }
+            let pos = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
+            let entry = match ranked.iter().position(|r| r.episode.id == near.id) {
+                Some(p) if p < pos => continue,
+                Some(p) => {
+                    let mut moved = ranked.remove(p);
+                    moved.signals.neighbour_of = Some(id);
+                    moved
+                }
+                None => RecalledEpisode {
+                    count: 1,
+                    members: vec![near.id],
+                    signals: Signals {
+                        lexical: 0.0,
+                        semantic: 0.0,
+                        concept: false,
+                        salience: near.salience as f32,
+                        recency: tm_model::recall::recency(near.at, q.at),
+                        relevance: 0.0,
+                        score: 0.0,
+                        matched: false,
+                        outside_window: outside,
+                        neighbour_of: Some(id),
+                    },
+                    episode: near,
                 },
-                episode: before,
-            },
-        };
-        ranked.insert(pos + 1, entry);
+            };
+            ranked.insert((pos + place).min(ranked.len()), entry);
+            place += 1;
+        }
     }
     ranked.truncate(q.limit);
     Ok(())

@@ -383,6 +383,45 @@ fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
 }
 
 #[test]
+fn a_strong_match_brings_the_turn_that_answers_it_in_the_same_sitting() {
+    let at = t("2026-05-04T09:00:00Z");
+    let mut events = vec![
+        tutor(
+            "check",
+            at,
+            "Quick check: what does the mitochondrion produce?",
+        ),
+        learner(
+            "reply",
+            at + Duration::seconds(40),
+            "Energy for the cell, as adenosine triphosphate.",
+        ),
+    ];
+    for i in 0..20 {
+        events.push(learner(
+            &format!("n{i}"),
+            at + Duration::days(1 + i),
+            &format!("Could we practise fractions, part {i}?"),
+        ));
+    }
+    let (store, r) = subject_with(&events);
+    let res = ask(
+        &*store,
+        &r,
+        "What did you ask me about the mitochondrion?",
+        t("2026-06-01T10:00:00Z"),
+    );
+    let got = ids(&res);
+    assert_eq!(got[..2], ["check", "reply"], "{got:?}");
+    let (check, reply) = (&res.ranked[0], &res.ranked[1]);
+    assert!(check.signals.matched && check.signals.neighbour_of.is_none());
+    assert!(!reply.signals.matched);
+    assert_eq!(reply.signals.neighbour_of, Some(check.episode.id));
+    // The next day's first turn is another sitting: not the check's context.
+    assert!(!got.iter().any(|g| g.starts_with('n')), "{got:?}");
+}
+
+#[test]
 fn a_strong_match_brings_the_turn_it_replies_to() {
     let at = t("2026-05-04T09:00:00Z");
     let mut events = vec![
