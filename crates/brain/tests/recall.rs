@@ -346,10 +346,23 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
     );
 }
 
+/// An exchange at `at`, then later, unrelated work its neighbours must not
+/// be confused with (a question a day for 20 days, ids `n0`…), imported.
+fn exchange_then_other_days(mut events: Vec<String>, at: DateTime<Utc>) -> (Store, Recaller) {
+    for i in 0..20 {
+        events.push(learner(
+            &format!("n{i}"),
+            at + Duration::days(1 + i),
+            &format!("Could we practise fractions, part {i}?"),
+        ));
+    }
+    subject_with(&events)
+}
+
 #[test]
 fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
     let at = t("2026-05-04T09:00:00Z");
-    let mut events = vec![
+    let events = vec![
         // The tutor telling of an earlier month: never evidence of May.
         tutor(
             "narration",
@@ -362,14 +375,7 @@ fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
             "ATP, mostly through respiration.",
         ),
     ];
-    for i in 0..20 {
-        events.push(learner(
-            &format!("n{i}"),
-            at + Duration::days(1 + i),
-            &format!("Could we practise fractions, part {i}?"),
-        ));
-    }
-    let (store, r) = subject_with(&events);
+    let (store, r) = exchange_then_other_days(events, at);
     let res = ask(
         &*store,
         &r,
@@ -385,7 +391,7 @@ fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
 #[test]
 fn a_strong_match_brings_the_turn_that_answers_it_in_the_same_sitting() {
     let at = t("2026-05-04T09:00:00Z");
-    let mut events = vec![
+    let events = vec![
         tutor(
             "check",
             at,
@@ -397,14 +403,7 @@ fn a_strong_match_brings_the_turn_that_answers_it_in_the_same_sitting() {
             "Energy for the cell, as adenosine triphosphate.",
         ),
     ];
-    for i in 0..20 {
-        events.push(learner(
-            &format!("n{i}"),
-            at + Duration::days(1 + i),
-            &format!("Could we practise fractions, part {i}?"),
-        ));
-    }
-    let (store, r) = subject_with(&events);
+    let (store, r) = exchange_then_other_days(events, at);
     let res = ask(
         &*store,
         &r,
@@ -424,7 +423,7 @@ fn a_strong_match_brings_the_turn_that_answers_it_in_the_same_sitting() {
 #[test]
 fn a_strong_match_brings_the_turn_it_replies_to() {
     let at = t("2026-05-04T09:00:00Z");
-    let mut events = vec![
+    let events = vec![
         tutor(
             "check",
             at,
@@ -436,15 +435,7 @@ fn a_strong_match_brings_the_turn_it_replies_to() {
             "ATP, mostly through respiration.",
         ),
     ];
-    // Later, unrelated work the neighbour must not be confused with.
-    for i in 0..20 {
-        events.push(learner(
-            &format!("n{i}"),
-            at + Duration::days(1 + i),
-            &format!("Could we practise fractions, part {i}?"),
-        ));
-    }
-    let (store, r) = subject_with(&events);
+    let (store, r) = exchange_then_other_days(events, at);
     let res = ask(
         &*store,
         &r,
