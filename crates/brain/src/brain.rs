@@ -567,10 +567,10 @@ impl Brain {
         let workers = match self.workers.get() {
             Some(w) => w,
             None => {
-                let started = start_block_workers(self.block_workers)?;
+                let fresh = start_block_workers(self.block_workers)?;
                 // Another thread may have started them first: its set wins
                 // and ours stop at once, their sender dropped here.
-                let _ = self.workers.set(started);
+                let _ = self.workers.set(fresh);
                 self.workers
                     .get()
                     .ok_or_else(|| Error::Internal("no block workers".into()))?

@@ -910,8 +910,8 @@ pub const NEIGHBOUR_MINUTES: i64 = 30;
 /// before took evidence recall at 1,500 tokens 0.789 → 0.795 by content.
 /// "What type of meal does John often cook using a slow cooker?" found the
 /// turn asking about the slow cooker, not John's answer after it ("I make
-/// this yummy honey garlic chicken…"): the turn after as well took it 0.795
-/// → 0.810 (BENCHMARKS.md).
+/// this yummy honey garlic chicken…"): the turn after as well, within the
+/// sitting, took it 0.795 → 0.811 (BENCHMARKS.md).
 fn with_neighbours(
     store: &dyn Reader,
     subject: &Subject,
