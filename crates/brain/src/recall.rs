@@ -781,10 +781,7 @@ impl Recaller {
             ids.retain(|&i| i != x);
         }
         let derived = self.derived(store, subject, &ids)?;
-        let narrated_before: HashSet<i64> = store
-            .annotated_ids(subject, &ids, crate::grounding::NARRATED)?
-            .into_iter()
-            .collect();
+        let narrations = narrations(store, subject, &derived)?;
         let mut candidates = Vec::with_capacity(derived.len());
         for d in &derived {
             let f = &d.facts;
@@ -806,8 +803,7 @@ impl Recaller {
                 lexical: lexical.get(&f.id).copied().unwrap_or(0.0),
                 semantic,
                 concept: concept_hits.contains(&f.id),
-                narration: f.kind == Kind::Answer
-                    && (narrated_before.contains(&f.id) || d.narrates),
+                narration: narrations.contains(&f.id),
             });
         }
         let pools_ms = pools_ms + ms(t1);
@@ -853,7 +849,7 @@ impl Recaller {
             })
             .collect();
         if outcome.basis == Basis::Matched {
-            with_neighbours(store, subject, &mut ranked, window.as_ref(), q)?;
+            self.with_neighbours(store, subject, &mut ranked, window.as_ref(), q)?;
         }
         Ok(RecallResult {
             window: window.map(|w| WindowInfo {
@@ -892,102 +888,123 @@ pub const NEIGHBOUR_RELEVANCE: f32 = 0.9;
 /// many minutes of it: the same sitting, not the next session's first turn.
 pub const NEIGHBOUR_MINUTES: i64 = 30;
 
-/// The turns before and after each of the first strong matches
-/// ([`NEIGHBOURED`]), placed right after it in that order (moved up when
-/// they ranked lower): a reply is read with what it replies to, a question
-/// with what answered it. Only turns of the same sitting
-/// ([`NEIGHBOUR_MINUTES`]), none after the asking turn, none across the
-/// window's edge, and for a window's question no narration (a tutor answer
-/// telling of past sessions), which recall itself never ranks there (SPEC §3).
-///
-/// The gate still decides what is ranked: a neighbour is not ranked on its
-/// own, it is its match's context, and [`Signals::neighbour_of`] says so.
-/// The failures that motivate it (issue 17, LoCoMo `not_matched`): an
-/// exchange is evidence as a whole, while only one of its turns shares the
-/// question's words or meaning. "What was the poetry reading Caroline
-/// attended about?" found the reply ("It was a transgender poetry reading
-/// where…") but not the turn it answers ("What was it about?"): the turn
-/// before took evidence recall at 1,500 tokens 0.789 → 0.795 by content.
-/// "What type of meal does John often cook using a slow cooker?" found the
-/// turn asking about the slow cooker, not John's answer after it ("I make
-/// this yummy honey garlic chicken…"): the turn after as well, within the
-/// sitting, took it 0.795 → 0.811 (BENCHMARKS.md).
-fn with_neighbours(
+/// Which of `derived` narrate memory (SPEC §3): answers whose grounding
+/// traced a claim to a recalled memory ([`NARRATED`](crate::grounding::NARRATED))
+/// or whose text narrates a period ([`narrates_period`], held in the cache).
+/// Recall never takes them as memories of a window.
+fn narrations(
     store: &dyn Reader,
     subject: &Subject,
-    ranked: &mut Vec<RecalledEpisode>,
-    window: Option<&Window>,
-    q: &RecallQuery<'_>,
-) -> Result<()> {
-    let strong: Vec<(i64, u64, DateTime<Utc>, bool)> = ranked
-        .iter()
-        .filter(|r| r.signals.matched && r.signals.relevance >= NEIGHBOUR_RELEVANCE)
-        .take((q.limit / NEIGHBOURED).max(1))
-        .map(|r| {
-            let e = &r.episode;
-            (e.id, e.seq, e.at, r.signals.outside_window)
-        })
+    derived: &[Arc<Derived>],
+) -> Result<HashSet<i64>> {
+    let ids: Vec<i64> = derived.iter().map(|d| d.facts.id).collect();
+    let annotated: HashSet<i64> = store
+        .annotated_ids(subject, &ids, crate::grounding::NARRATED)?
+        .into_iter()
         .collect();
-    let sitting = chrono::Duration::minutes(NEIGHBOUR_MINUTES);
-    for (id, seq, match_at, outside) in strong {
-        // The turn before, then the turn after: placed right after the match
-        // in that order.
-        let mut place = 1;
-        for at_seq in [seq.checked_sub(1), seq.checked_add(1)] {
-            let Some(at_seq) = at_seq.filter(|s| *s >= 1) else {
-                continue;
-            };
-            let Some(near) = store.episode_at_seq(subject, at_seq)? else {
-                continue;
-            };
-            if near.at > q.at
-                || (near.at - match_at).abs() > sitting
-                || Some(near.id) == q.exclude
-                || window.is_some_and(|w| w.contains(near.at) == outside)
-            {
-                continue;
-            }
-            if window.is_some()
-                && near.kind == Kind::Answer
-                && (narrates_period(&near.text)
-                    || !store
-                        .annotated_ids(subject, &[near.id], crate::grounding::NARRATED)?
-                        .is_empty())
-            {
-                continue;
-            }
-            let pos = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
-            let entry = match ranked.iter().position(|r| r.episode.id == near.id) {
-                Some(p) if p < pos => continue,
-                Some(p) => {
-                    let mut moved = ranked.remove(p);
-                    moved.signals.neighbour_of = Some(id);
-                    moved
+    Ok(derived
+        .iter()
+        .filter(|d| d.facts.kind == Kind::Answer && (annotated.contains(&d.facts.id) || d.narrates))
+        .map(|d| d.facts.id)
+        .collect())
+}
+
+impl Recaller {
+    /// The turns before and after each of the first strong matches
+    /// ([`NEIGHBOURED`]), placed right after it in that order (moved up when
+    /// they ranked lower): a reply is read with what it replies to, a question
+    /// with what answered it. Only turns of the same sitting
+    /// ([`NEIGHBOUR_MINUTES`]), none after the asking turn, none across the
+    /// window's edge, and for a window's question no narration (a tutor answer
+    /// telling of past sessions), which recall itself never ranks there (SPEC §3).
+    ///
+    /// The gate still decides what is ranked: a neighbour is not ranked on its
+    /// own, it is its match's context, and [`Signals::neighbour_of`] says so.
+    /// The failures that motivate it (issue 17, LoCoMo `not_matched`): an
+    /// exchange is evidence as a whole, while only one of its turns shares the
+    /// question's words or meaning. "What was the poetry reading Caroline
+    /// attended about?" found the reply ("It was a transgender poetry reading
+    /// where…") but not the turn it answers ("What was it about?"): the turn
+    /// before took evidence recall at 1,500 tokens 0.789 → 0.795 by content.
+    /// "What type of meal does John often cook using a slow cooker?" found the
+    /// turn asking about the slow cooker, not John's answer after it ("I make
+    /// this yummy honey garlic chicken…"): the turn after as well, within the
+    /// sitting, took it 0.795 → 0.811 (BENCHMARKS.md).
+    fn with_neighbours(
+        &self,
+        store: &dyn Reader,
+        subject: &Subject,
+        ranked: &mut Vec<RecalledEpisode>,
+        window: Option<&Window>,
+        q: &RecallQuery<'_>,
+    ) -> Result<()> {
+        let strong: Vec<(i64, u64, DateTime<Utc>, bool)> = ranked
+            .iter()
+            .filter(|r| r.signals.matched && r.signals.relevance >= NEIGHBOUR_RELEVANCE)
+            .take((q.limit / NEIGHBOURED).max(1))
+            .map(|r| {
+                let e = &r.episode;
+                (e.id, e.seq, e.at, r.signals.outside_window)
+            })
+            .collect();
+        let sitting = chrono::Duration::minutes(NEIGHBOUR_MINUTES);
+        for (id, seq, match_at, outside) in strong {
+            // The turn before, then the turn after: placed right after the match
+            // in that order.
+            let mut place = 1;
+            for at_seq in [seq.checked_sub(1), seq.checked_add(1)] {
+                let Some(at_seq) = at_seq.filter(|s| *s >= 1) else {
+                    continue;
+                };
+                let Some(near) = store.episode_at_seq(subject, at_seq)? else {
+                    continue;
+                };
+                if near.at > q.at
+                    || (near.at - match_at).abs() > sitting
+                    || Some(near.id) == q.exclude
+                    || window.is_some_and(|w| w.contains(near.at) == outside)
+                {
+                    continue;
                 }
-                None => RecalledEpisode {
-                    count: 1,
-                    members: vec![near.id],
-                    signals: Signals {
-                        lexical: 0.0,
-                        semantic: 0.0,
-                        concept: false,
-                        salience: near.salience as f32,
-                        recency: tm_model::recall::recency(near.at, q.at),
-                        relevance: 0.0,
-                        score: 0.0,
-                        matched: false,
-                        outside_window: outside,
-                        neighbour_of: Some(id),
+                if window.is_some()
+                    && !narrations(store, subject, &self.derived(store, subject, &[near.id])?)?
+                        .is_empty()
+                {
+                    continue;
+                }
+                let pos = ranked.iter().position(|r| r.episode.id == id).unwrap_or(0);
+                let entry = match ranked.iter().position(|r| r.episode.id == near.id) {
+                    Some(p) if p < pos => continue,
+                    Some(p) => {
+                        let mut moved = ranked.remove(p);
+                        moved.signals.neighbour_of = Some(id);
+                        moved
+                    }
+                    None => RecalledEpisode {
+                        count: 1,
+                        members: vec![near.id],
+                        signals: Signals {
+                            lexical: 0.0,
+                            semantic: 0.0,
+                            concept: false,
+                            salience: near.salience as f32,
+                            recency: tm_model::recall::recency(near.at, q.at),
+                            relevance: 0.0,
+                            score: 0.0,
+                            matched: false,
+                            outside_window: outside,
+                            neighbour_of: Some(id),
+                        },
+                        episode: near,
                     },
-                    episode: near,
-                },
-            };
-            ranked.insert((pos + place).min(ranked.len()), entry);
-            place += 1;
+                };
+                ranked.insert((pos + place).min(ranked.len()), entry);
+                place += 1;
+            }
         }
+        ranked.truncate(q.limit);
+        Ok(())
     }
-    ranked.truncate(q.limit);
-    Ok(())
 }
 
 /// What [`Recaller::lexical_pools`] gathers before the question's vector is needed.

@@ -347,8 +347,13 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
 }
 
 /// An exchange at `at`, then later, unrelated work its neighbours must not
-/// be confused with (a question a day for 20 days, ids `n0`…), imported.
-fn exchange_then_other_days(mut events: Vec<String>, at: DateTime<Utc>) -> (Store, Recaller) {
+/// be confused with (a question a day for 20 days, ids `n0`…), imported and
+/// asked `question` on 1 June 2026.
+fn exchange_then_other_days(
+    mut events: Vec<String>,
+    at: DateTime<Utc>,
+    question: &str,
+) -> RecallResult {
     for i in 0..20 {
         events.push(learner(
             &format!("n{i}"),
@@ -356,7 +361,8 @@ fn exchange_then_other_days(mut events: Vec<String>, at: DateTime<Utc>) -> (Stor
             &format!("Could we practise fractions, part {i}?"),
         ));
     }
-    subject_with(&events)
+    let (store, r) = subject_with(&events);
+    ask(&*store, &r, question, t("2026-06-01T10:00:00Z"))
 }
 
 #[test]
@@ -375,13 +381,7 @@ fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
             "ATP, mostly through respiration.",
         ),
     ];
-    let (store, r) = exchange_then_other_days(events, at);
-    let res = ask(
-        &*store,
-        &r,
-        "What did I answer about ATP in May?",
-        t("2026-06-01T10:00:00Z"),
-    );
+    let res = exchange_then_other_days(events, at, "What did I answer about ATP in May?");
     let got = ids(&res);
     assert_eq!(got.first().map(String::as_str), Some("reply"), "{got:?}");
     assert!(res.ranked[0].signals.relevance >= tm_brain::recall::NEIGHBOUR_RELEVANCE);
@@ -403,13 +403,7 @@ fn a_strong_match_brings_the_turn_that_answers_it_in_the_same_sitting() {
             "Energy for the cell, as adenosine triphosphate.",
         ),
     ];
-    let (store, r) = exchange_then_other_days(events, at);
-    let res = ask(
-        &*store,
-        &r,
-        "What did you ask me about the mitochondrion?",
-        t("2026-06-01T10:00:00Z"),
-    );
+    let res = exchange_then_other_days(events, at, "What did you ask me about the mitochondrion?");
     let got = ids(&res);
     assert_eq!(got[..2], ["check", "reply"], "{got:?}");
     let (check, reply) = (&res.ranked[0], &res.ranked[1]);
@@ -435,13 +429,7 @@ fn a_strong_match_brings_the_turn_it_replies_to() {
             "ATP, mostly through respiration.",
         ),
     ];
-    let (store, r) = exchange_then_other_days(events, at);
-    let res = ask(
-        &*store,
-        &r,
-        "What did I answer about ATP?",
-        t("2026-06-01T10:00:00Z"),
-    );
+    let res = exchange_then_other_days(events, at, "What did I answer about ATP?");
     assert_eq!(res.basis, "matched");
     let got = ids(&res);
     assert_eq!(got[..2], ["reply", "check"], "{got:?}");
