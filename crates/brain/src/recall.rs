@@ -18,8 +18,8 @@ use tm_embed::Embedder;
 use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::recall::{
-    Basis, Candidate, CandidateFacts, RecallParams, collapse_key, distinctive_terms,
-    narrates_period, recall,
+    Basis, Candidate, CandidateFacts, RecallParams, SITTING_MINUTES, collapse_key,
+    distinctive_terms, narrates_period, recall,
 };
 use tm_model::subject::Subject;
 use tm_model::window::{Window, parse_window, window_words};
@@ -56,13 +56,17 @@ pub struct Signals {
     pub concept: bool,
     pub salience: f32,
     pub recency: f32,
+    /// Its own relevance joined with what its sitting's matches lend it.
     pub relevance: f32,
+    /// The part of `relevance` lent by the matches within two turns of it in
+    /// its sitting (`tm_model::recall::CONTEXT_TURNS`); 0 when none did.
+    pub context: f32,
     pub score: f32,
     pub matched: bool,
     /// Outside the question's window: it matched the question and ranks
     /// after every episode inside the window.
     pub outside_window: bool,
-    /// Offered as the turn before this strong match (not ranked on its own).
+    /// Offered as the turn before or after this strong match (not ranked on its own).
     pub neighbour_of: Option<i64>,
 }
 
@@ -796,6 +800,7 @@ impl Recaller {
             };
             candidates.push(Candidate {
                 id: f.id,
+                seq: f.seq,
                 kind: f.kind.as_str().to_string(),
                 at: f.at,
                 salience: f.salience as f32,
@@ -839,6 +844,7 @@ impl Recaller {
                         salience: r.candidate.salience,
                         recency: r.recency,
                         relevance: r.relevance,
+                        context: r.context,
                         score: r.score,
                         matched: r.matched,
                         outside_window: r.outside_window,
@@ -884,9 +890,6 @@ impl Recaller {
 pub const NEIGHBOURED: usize = 25;
 /// The relevance at or above which a match is strong enough to bring its neighbours.
 pub const NEIGHBOUR_RELEVANCE: f32 = 0.9;
-/// A neighbour belongs to its match's exchange only when said within this
-/// many minutes of it: the same sitting, not the next session's first turn.
-pub const NEIGHBOUR_MINUTES: i64 = 30;
 
 /// Which of `derived` narrate memory (SPEC §3): answers whose grounding
 /// traced a claim to a recalled memory ([`NARRATED`](crate::grounding::NARRATED))
@@ -914,7 +917,7 @@ impl Recaller {
     /// ([`NEIGHBOURED`]), placed right after it in that order (moved up when
     /// they ranked lower): a reply is read with what it replies to, a question
     /// with what answered it. Only turns of the same sitting
-    /// ([`NEIGHBOUR_MINUTES`]), none after the asking turn, none across the
+    /// ([`SITTING_MINUTES`]), none after the asking turn, none across the
     /// window's edge, and for a window's question no narration (a tutor answer
     /// telling of past sessions), which recall itself never ranks there (SPEC §3).
     ///
@@ -947,7 +950,7 @@ impl Recaller {
                 (e.id, e.seq, e.at, r.signals.outside_window)
             })
             .collect();
-        let sitting = chrono::Duration::minutes(NEIGHBOUR_MINUTES);
+        let sitting = chrono::Duration::minutes(SITTING_MINUTES);
         for (id, seq, match_at, outside) in strong {
             // The turn before, then the turn after: placed right after the match
             // in that order.
@@ -990,6 +993,7 @@ impl Recaller {
                             salience: near.salience as f32,
                             recency: tm_model::recall::recency(near.at, q.at),
                             relevance: 0.0,
+                            context: 0.0,
                             score: 0.0,
                             matched: false,
                             outside_window: outside,

@@ -32,8 +32,8 @@ pub fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz) {
         r.score_ms
     );
     println!(
-        "{:>3} {:>5} {:<10} {:<8} {:>6} | {:>5} {:>5} {:>3} {:>4} {:>4} | summary",
-        "#", "seq", "date", "kind", "score", "lex", "sem", "con", "sal", "rec"
+        "{:>3} {:>5} {:<10} {:<8} {:>6} | {:>5} {:>5} {:>3} {:>4} {:>4} {:>4} | summary",
+        "#", "seq", "date", "kind", "score", "lex", "sem", "con", "ctx", "sal", "rec"
     );
     for (i, m) in r.ranked.iter().enumerate() {
         let e = &m.episode;
@@ -43,7 +43,7 @@ pub fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz) {
             String::new()
         };
         println!(
-            "{:>3} {:>5} {:<10} {:<8} {:>6.3} | {:>5.2} {:>5.2} {:>3} {:>4.2} {:>4.2} | {}{more}",
+            "{:>3} {:>5} {:<10} {:<8} {:>6.3} | {:>5.2} {:>5.2} {:>3} {:>4.2} {:>4.2} {:>4.2} | {}{more}",
             i + 1,
             e.seq,
             e.at.with_timezone(&tz).format("%Y-%m-%d"),
@@ -52,6 +52,7 @@ pub fn print_recall(r: &tm_brain::recall::RecallResult, tz: chrono_tz::Tz) {
             m.signals.lexical,
             m.signals.semantic,
             if m.signals.concept { "yes" } else { "-" },
+            m.signals.context,
             m.signals.salience,
             m.signals.recency,
             e.summary

@@ -29,6 +29,9 @@
 //!    (BENCHMARKS.md). Inside a window with nothing matched, salience and recency
 //!    keep their weights ([`Entry::by_standing`]). The weights are not tuned and
 //!    not parameters.
+//!    A match borrows from its sitting first ([`with_context`]): half the
+//!    relevance of each match within [`CONTEXT_TURNS`] places of it in the
+//!    chain and [`SITTING_MINUTES`] of it joins its own, by the same OR.
 //! 4. **Collapse**: candidates with the same [`collapse_key`] become one
 //!    [`Recalled`] that says how many it stands for.
 //!
@@ -60,11 +63,22 @@ pub const SALIENCE_WEIGHT: f32 = 0.30;
 pub const RECENCY_WEIGHT: f32 = 0.15;
 /// Days after which recency halves.
 pub const RECENCY_HALF_LIFE_DAYS: f64 = 75.0;
+/// Turns said within this many minutes of each other belong to one sitting:
+/// the same exchange, not the next session's first turn.
+pub const SITTING_MINUTES: i64 = 30;
+/// A match's context: the matches this many places before and after it in
+/// the chain, in its sitting.
+pub const CONTEXT_TURNS: u64 = 2;
+/// The share of a context match's relevance that a match borrows from it.
+pub const CONTEXT_SHARE: f32 = 0.5;
 
 /// One episode offered to recall, with the signals the store measured for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
     pub id: i64,
+    /// The episode's place in its subject's chain (1, 2, …): which turns
+    /// are next to it.
+    pub seq: u64,
     /// The episode's kind as stored (`"question"`, `"check"`…).
     pub kind: String,
     pub at: DateTime<Utc>,
@@ -121,6 +135,7 @@ pub struct RecallParams {
 #[derive(Debug, Clone, PartialEq)]
 pub struct CandidateFacts {
     pub id: i64,
+    pub seq: u64,
     pub kind: crate::episodes::Kind,
     pub at: DateTime<Utc>,
     pub salience: f64,
@@ -295,7 +310,11 @@ pub struct Recalled {
     pub count: usize,
     /// Ids of every member, the representative included, ascending.
     pub members: Vec<i64>,
+    /// Its own relevance joined with its context's ([`Recalled::context`]).
     pub relevance: f32,
+    /// What the matches next to it in its sitting lend its relevance (see
+    /// [`with_context`]); 0 when none did.
+    pub context: f32,
     pub recency: f32,
     pub score: f32,
     /// Whether the representative matched the question (see [`RecallParams::matches`]).
@@ -373,6 +392,7 @@ pub fn recall(
     };
     if basis == Basis::Matched {
         entries.retain(|e| e.matched);
+        with_context(&mut entries);
     }
     match basis {
         Basis::Matched => entries.sort_unstable_by(Entry::by_score),
@@ -397,6 +417,7 @@ pub fn recall(
             .map(|(idx, c)| Entry::new(idx, c, at, params, full))
             .filter(|e| e.matched)
             .collect();
+        with_context(&mut after);
         after.sort_unstable_by(Entry::by_score);
         entries.extend(after);
     }
@@ -413,6 +434,7 @@ pub fn recall(
                 count: members.len(),
                 members,
                 relevance: e.relevance,
+                context: e.context,
                 recency: e.recency,
                 score: e.score,
                 matched: e.matched,
@@ -430,9 +452,11 @@ pub fn recall(
 struct Entry {
     idx: usize,
     id: i64,
+    seq: u64,
     at: DateTime<Utc>,
     salience: f32,
     relevance: f32,
+    context: f32,
     recency: f32,
     score: f32,
     matched: bool,
@@ -452,9 +476,11 @@ impl Entry {
         Self {
             idx,
             id: c.id,
+            seq: c.seq,
             at: c.at,
             salience,
             relevance,
+            context: 0.0,
             recency,
             score: combine(relevance, salience),
             matched: params.matches(c),
@@ -486,6 +512,44 @@ impl Entry {
         b.at.cmp(&a.at)
             .then_with(|| b.salience.total_cmp(&a.salience))
             .then_with(|| a.id.cmp(&b.id))
+    }
+}
+
+/// Lends each matched entry the relevance of the matches next to it: the
+/// probabilistic OR of [`CONTEXT_SHARE`] of the relevance of every match
+/// within [`CONTEXT_TURNS`] places of it in the chain and in its sitting
+/// ([`SITTING_MINUTES`]), joined with its own relevance by the same OR. Only
+/// the matches' own relevance is lent (one step, so the order of the entries
+/// does not matter), and only among `entries`, which hold matches alone: the
+/// gate still decides what is ranked.
+///
+/// An exchange is evidence as a whole: the turns of the sitting where the
+/// question's words and meaning meet tell of the same thing, while each of
+/// them alone may match weakly. The failure that motivates it (issue 17,
+/// LoCoMo `past_budget`): an evidence turn matched by meaning alone (cosine
+/// 0.4–0.5) ranked past the budget behind turns of other days that shared one
+/// word with the question, while the turns around it matched strongly.
+fn with_context(entries: &mut [Entry]) {
+    let by_seq: HashMap<u64, (f32, DateTime<Utc>)> = entries
+        .iter()
+        .map(|e| (e.seq, (e.relevance, e.at)))
+        .collect();
+    let sitting = chrono::Duration::minutes(SITTING_MINUTES);
+    for e in entries.iter_mut() {
+        let mut apart = 1.0f32;
+        for d in 1..=CONTEXT_TURNS {
+            for near in [e.seq.checked_sub(d), e.seq.checked_add(d)] {
+                let Some((relevance, at)) = near.and_then(|s| by_seq.get(&s)) else {
+                    continue;
+                };
+                if (*at - e.at).abs() <= sitting {
+                    apart *= 1.0 - CONTEXT_SHARE * relevance;
+                }
+            }
+        }
+        e.context = 1.0 - apart;
+        e.relevance = 1.0 - (1.0 - e.relevance) * apart;
+        e.score = combine(e.relevance, e.salience);
     }
 }
 

@@ -9,10 +9,13 @@ fn day(y: i32, m: u32, d: u32) -> DateTime<Utc> {
         .expect("valid date")
 }
 
-/// A candidate with no evidence of matching anything.
+/// A candidate with no evidence of matching anything, alone in its sitting
+/// (its chain place is ten times its id: no other candidate within
+/// [`CONTEXT_TURNS`] of it unless a test says so).
 fn plain(id: i64, at: DateTime<Utc>) -> Candidate {
     Candidate {
         id,
+        seq: 10 * id as u64,
         kind: "question".into(),
         at,
         salience: 0.35,
@@ -383,6 +386,9 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
         .prop_map(
             move |(age_hours, salience, lexical, semantic, concept, key)| Candidate {
                 id,
+                // Next to each other in the chain, so context is lent
+                // wherever two share a sitting.
+                seq: id as u64 + 1,
                 kind: "question".into(),
                 at: day(2026, 9, 15) - Duration::hours(age_hours),
                 salience,
@@ -625,4 +631,56 @@ fn the_semantic_signal_is_relative_to_the_questions_best_neighbour() {
     };
     let out = recall(vec![faint, word], true, None, now, &P, 10);
     assert_eq!(ids(&out), [2]);
+}
+
+/// Issue 17 (LoCoMo `past_budget`): a turn that matches weakly, by meaning
+/// alone, in the sitting where another turn matches the question strongly
+/// belongs to that exchange, and outranks an equal match said alone on
+/// another day; a turn of another sitting, or one that does not match at
+/// all, gets nothing from it.
+#[test]
+fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(30);
+    let strong = Candidate {
+        seq: 100,
+        lexical: 1.0,
+        ..plain(1, t)
+    };
+    let weak = |id: i64, seq: u64, at: DateTime<Utc>| Candidate {
+        seq,
+        semantic: 0.5,
+        ..plain(id, at)
+    };
+    // Two turns later, in the same sitting.
+    let in_sitting = weak(2, 102, t + Duration::minutes(3));
+    // The same signals, said alone and later (it would win the tie).
+    let alone = weak(3, 500, now - Duration::days(1));
+    // Next to the strong match but not matching: the gate keeps it out.
+    let unmatched = Candidate {
+        seq: 101,
+        ..plain(4, t + Duration::minutes(1))
+    };
+    let pool = vec![alone.clone(), in_sitting.clone(), strong.clone(), unmatched];
+    let out = recall(pool, true, None, now, &P, 10);
+    assert_eq!(ids(&out), [1, 2, 3]);
+    let lent = |id: i64| {
+        out.ranked
+            .iter()
+            .find(|r| r.candidate.id == id)
+            .map(|r| r.context)
+    };
+    assert_eq!(lent(3), Some(0.0));
+    // Half of the strong match's relevance, joined by the probabilistic OR.
+    let own = P.relevance(&in_sitting, P.semantic_full_for([0.0, 0.5, 0.5, 0.1]));
+    assert!((lent(2).unwrap() - 0.5).abs() < 1e-6);
+    assert!((out.ranked[1].relevance - (1.0 - (1.0 - own) * 0.5)).abs() < 1e-6);
+    // The strong match borrows from the weak one in turn.
+    assert!(lent(1).unwrap() > 0.0);
+
+    // Two hours later is another sitting: nothing is lent, the newer wins.
+    let later = weak(2, 102, t + Duration::hours(2));
+    let out = recall(vec![alone, later, strong], true, None, now, &P, 10);
+    assert_eq!(ids(&out), [1, 3, 2]);
+    assert!(out.ranked.iter().all(|r| r.context == 0.0));
 }

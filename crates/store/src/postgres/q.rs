@@ -794,7 +794,7 @@ pub(crate) fn candidate_facts<C: GenericClient>(
     list: &[i64],
 ) -> Result<Vec<CandidateFacts>> {
     c.query(
-        "SELECT id, kind, at, salience, topic, verdict FROM episodes
+        "SELECT id, kind, at, salience, topic, verdict, seq FROM episodes
          WHERE subject_id = $2 AND id = ANY($1) ORDER BY id",
         &[&list, &s.id],
     )?
@@ -802,8 +802,10 @@ pub(crate) fn candidate_facts<C: GenericClient>(
     .map(|r| {
         let id: i64 = r.get(0);
         let kind: String = r.get(1);
+        let seq: i64 = r.get(6);
         Ok(CandidateFacts {
             id,
+            seq: u64::try_from(seq).map_err(|_| corrupt(format!("episode {id}: seq {seq}")))?,
             kind: Kind::parse(&kind)
                 .ok_or_else(|| corrupt(format!("episode {id}: kind {kind:?}")))?,
             at: from_ms(r.get(2)),

@@ -221,26 +221,37 @@ pub(crate) fn candidate_facts(
     list: &[i64],
 ) -> Result<Vec<CandidateFacts>> {
     let mut stmt = c.prepare_cached(
-        "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict')
+        "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict'), seq
          FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2 ORDER BY id",
     )?;
     let rows = stmt.query_map(params![id_list(list), s.id], |r| {
         let kind: String = r.get(1)?;
-        Ok((r.get(0)?, kind, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?))
+        Ok((
+            r.get(0)?,
+            kind,
+            r.get(2)?,
+            r.get(3)?,
+            r.get(4)?,
+            r.get(5)?,
+            r.get(6)?,
+        ))
     })?;
     rows.map(|r| {
-        let (id, kind, at, salience, topic, verdict): (
+        let (id, kind, at, salience, topic, verdict, seq): (
             i64,
             String,
             i64,
             f64,
             Option<String>,
             Option<String>,
+            i64,
         ) = r?;
         let kind = Kind::parse(&kind)
             .ok_or_else(|| Error::Corrupt(format!("episode {id}: kind {kind:?}")))?;
         Ok(CandidateFacts {
             id,
+            seq: u64::try_from(seq)
+                .map_err(|_| Error::Corrupt(format!("episode {id}: seq {seq}")))?,
             kind,
             at: from_ms(at),
             salience,
