@@ -58,6 +58,9 @@ mod sanitize;
 #[cfg(test)]
 mod tests;
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Datelike, Utc};
@@ -260,6 +263,35 @@ pub fn count_tokens(text: &str) -> usize {
         Some(bpe) => bpe.count_ordinary(text),
         None => text.len(),
     }
+}
+
+/// How many line costs [`line_tokens`] keeps per thread before it starts
+/// over: 16 bytes each, about a megabyte.
+const LINE_MEMO: usize = 65_536;
+
+/// o200k tokens of `line` with its newline, remembered per thread. A
+/// subject's memories come back turn after turn, and counting them was most
+/// of rendering's cost (issue 18; `fancy_regex` under the tokenizer). Keyed
+/// by a hash of the line with this thread's random keys; should two lines
+/// ever share a key, the recount of the whole block still holds the budget.
+fn line_tokens(line: &str) -> usize {
+    thread_local! {
+        static MEMO: RefCell<(RandomState, HashMap<u64, u32>)> =
+            RefCell::new((RandomState::new(), HashMap::new()));
+    }
+    MEMO.with(|memo| {
+        let key = memo.borrow().0.hash_one(line);
+        if let Some(&n) = memo.borrow().1.get(&key) {
+            return n as usize;
+        }
+        let n = count_tokens(&format!("{line}\n"));
+        let mut memo = memo.borrow_mut();
+        if memo.1.len() >= LINE_MEMO {
+            memo.1.clear();
+        }
+        memo.1.insert(key, u32::try_from(n).unwrap_or(u32::MAX));
+        n
+    })
 }
 
 /// How a kind reads in `- you were asked: …`.
@@ -539,20 +571,19 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         // A line costs its tokens with its own newline: o200k's pre-split
         // ends a piece at a newline, so these costs add up to the real count
         // (the recount below guards the rest).
-        let with_nl = |l: &str| count_tokens(&format!("{l}\n"));
-        let mut cost = with_nl(&o.line);
+        let mut cost = line_tokens(&o.line);
         if !header_paid[slot] {
             cost += match o.part {
-                Part::Beliefs => with_nl(BELIEFS_HEADER),
-                Part::Episodes => with_nl(EPISODES_HEADER),
-                Part::Map => map_header.as_deref().map_or(0, with_nl),
-                Part::Outside => outside.as_deref().map_or(0, with_nl),
+                Part::Beliefs => line_tokens(BELIEFS_HEADER),
+                Part::Episodes => line_tokens(EPISODES_HEADER),
+                Part::Map => map_header.as_deref().map_or(0, line_tokens),
+                Part::Outside => outside.as_deref().map_or(0, line_tokens),
             };
         }
         if let Some((d, label)) = &o.day
             && !days_paid.contains(&(o.part, *d))
         {
-            cost += with_nl(label);
+            cost += line_tokens(label);
         }
         if used + cost <= budget_tokens {
             used += cost;

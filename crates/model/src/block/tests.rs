@@ -834,3 +834,21 @@ fn map_section_reads_like_the_map_module() {
         section.lines
     );
 }
+
+/// A line's remembered cost is its count with its newline, the first time
+/// and every time after, in any script.
+#[test]
+fn a_remembered_line_cost_is_its_count() {
+    let lines = [
+        "- you were asked: What does the cell membrane do?",
+        "- you answered: غشاء الخلية يتحكم فيما يدخل الخلية وما يخرج منها.",
+        "- check: Check on membrana celular: right.",
+        "12 Jul:",
+        "",
+    ];
+    for _ in 0..2 {
+        for l in lines {
+            assert_eq!(line_tokens(l), count_tokens(&format!("{l}\n")), "{l:?}");
+        }
+    }
+}
