@@ -56,10 +56,12 @@ pub struct Signals {
     pub concept: bool,
     pub salience: f32,
     pub recency: f32,
-    /// Its own relevance joined with what its sitting's matches lend it.
+    /// Its own relevance joined with what its sitting's matches lend it:
+    /// `1 − (1 − own)(1 − context)`.
     pub relevance: f32,
-    /// The part of `relevance` lent by the matches within two turns of it in
-    /// its sitting (`tm_model::recall::CONTEXT_TURNS`); 0 when none did.
+    /// What the matches within two chain places of it in its sitting lend it
+    /// (`tm_model::recall::CONTEXT_TURNS`), before it joins its own
+    /// relevance; 0 when none did.
     pub context: f32,
     pub score: f32,
     pub matched: bool,

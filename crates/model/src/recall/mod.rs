@@ -312,8 +312,9 @@ pub struct Recalled {
     pub members: Vec<i64>,
     /// Its own relevance joined with its context's ([`Recalled::context`]).
     pub relevance: f32,
-    /// What the matches next to it in its sitting lend its relevance (see
-    /// [`with_context`]); 0 when none did.
+    /// What the matches next to it in its sitting lend it (see
+    /// [`with_context`]), before it joins its own relevance: `relevance` is
+    /// `1 − (1 − own)(1 − context)`. 0 when none did.
     pub context: f32,
     pub recency: f32,
     pub score: f32,
@@ -392,7 +393,7 @@ pub fn recall(
     };
     if basis == Basis::Matched {
         entries.retain(|e| e.matched);
-        with_context(&mut entries);
+        with_context(&mut entries, &pool);
     }
     match basis {
         Basis::Matched => entries.sort_unstable_by(Entry::by_score),
@@ -417,7 +418,7 @@ pub fn recall(
             .map(|(idx, c)| Entry::new(idx, c, at, params, full))
             .filter(|e| e.matched)
             .collect();
-        with_context(&mut after);
+        with_context(&mut after, &pool);
         after.sort_unstable_by(Entry::by_score);
         entries.extend(after);
     }
@@ -521,7 +522,11 @@ impl Entry {
 /// ([`SITTING_MINUTES`]), joined with its own relevance by the same OR. Only
 /// the matches' own relevance is lent (one step, so the order of the entries
 /// does not matter), and only among `entries`, which hold matches alone: the
-/// gate still decides what is ranked.
+/// gate still decides what is ranked. Twins (the same non-empty
+/// [`collapse_key`], which become one memory) lend each other nothing, or a
+/// memory would be credited with its own copy. Within a window's question the
+/// matches inside the window and those outside it are two rankings, and lend
+/// only within their own.
 ///
 /// An exchange is evidence as a whole: the turns of the sitting where the
 /// question's words and meaning meet tell of the same thing, while each of
@@ -529,20 +534,23 @@ impl Entry {
 /// LoCoMo `past_budget`): an evidence turn matched by meaning alone (cosine
 /// 0.4–0.5) ranked past the budget behind turns of other days that shared one
 /// word with the question, while the turns around it matched strongly.
-fn with_context(entries: &mut [Entry]) {
-    let by_seq: HashMap<u64, (f32, DateTime<Utc>)> = entries
+fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
+    let key = |e: &Entry| pool[e.idx].as_ref().map_or("", |c| c.collapse_key.as_str());
+    let by_seq: HashMap<u64, (f32, DateTime<Utc>, &str)> = entries
         .iter()
-        .map(|e| (e.seq, (e.relevance, e.at)))
+        .map(|e| (e.seq, (e.relevance, e.at, key(e))))
         .collect();
     let sitting = chrono::Duration::minutes(SITTING_MINUTES);
     for e in entries.iter_mut() {
+        let own_key = key(e);
         let mut apart = 1.0f32;
         for d in 1..=CONTEXT_TURNS {
             for near in [e.seq.checked_sub(d), e.seq.checked_add(d)] {
-                let Some((relevance, at)) = near.and_then(|s| by_seq.get(&s)) else {
+                let Some((relevance, at, near_key)) = near.and_then(|s| by_seq.get(&s)) else {
                     continue;
                 };
-                if (*at - e.at).abs() <= sitting {
+                let twin = !own_key.is_empty() && own_key == *near_key;
+                if !twin && (*at - e.at).abs() <= sitting {
                     apart *= 1.0 - CONTEXT_SHARE * relevance;
                 }
             }

@@ -376,7 +376,9 @@ fn limit_counts_groups_not_episodes() {
 
 fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
     (
-        0i64..=2000 * 24,
+        // Minutes ago: over 2,000 days, or within the last hour and a half,
+        // where neighbours in the chain share a sitting and lend context.
+        prop_oneof![0i64..=2000 * 24 * 60, 0i64..=90],
         0.0f32..=1.0,
         prop_oneof![Just(0.0f32), 0.0f32..=1.0],
         -1.0f32..=1.0,
@@ -384,13 +386,13 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
         0u8..4,
     )
         .prop_map(
-            move |(age_hours, salience, lexical, semantic, concept, key)| Candidate {
+            move |(age_minutes, salience, lexical, semantic, concept, key)| Candidate {
                 id,
                 // Next to each other in the chain, so context is lent
                 // wherever two share a sitting.
                 seq: id as u64 + 1,
                 kind: "question".into(),
-                at: day(2026, 9, 15) - Duration::hours(age_hours),
+                at: day(2026, 9, 15) - Duration::minutes(age_minutes),
                 salience,
                 collapse_key: if key == 0 {
                     String::new()
@@ -480,6 +482,22 @@ proptest! {
         let a = recall(pool, question, None, now, &P, usize::MAX);
         let b = recall(shuffled, question, None, now, &P, usize::MAX);
         prop_assert_eq!(a, b);
+    }
+
+    /// What a sitting lends stays a share: relevance and context lie in
+    /// [0, 1], and a match never ranks on less than its own relevance.
+    #[test]
+    fn context_only_adds_and_stays_a_share(pool in arb_pool()) {
+        let now = day(2026, 9, 15);
+        let out = recall(pool.clone(), true, None, now, &P, usize::MAX);
+        let full = P.semantic_full_for(pool.iter().map(|c| c.semantic));
+        for r in &out.ranked {
+            prop_assert!((0.0..=1.0).contains(&r.context), "{}", r.context);
+            prop_assert!((0.0..=1.0).contains(&r.relevance), "{}", r.relevance);
+            if out.basis == Basis::Matched {
+                prop_assert!(r.relevance >= P.relevance(&r.candidate, full) - 1e-6);
+            }
+        }
     }
 
     /// A limit cuts the list, never the counts: the first k groups are the
@@ -661,9 +679,22 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
         seq: 101,
         ..plain(4, t + Duration::minutes(1))
     };
-    let pool = vec![alone.clone(), in_sitting.clone(), strong.clone(), unmatched];
+    // A match three places before the strong one, in the same sitting: too
+    // far to lend or borrow.
+    let far = Candidate {
+        seq: 97,
+        lexical: 0.3,
+        ..plain(5, t - Duration::minutes(2))
+    };
+    let pool = vec![
+        alone.clone(),
+        in_sitting.clone(),
+        strong.clone(),
+        unmatched,
+        far,
+    ];
     let out = recall(pool, true, None, now, &P, 10);
-    assert_eq!(ids(&out), [1, 2, 3]);
+    assert_eq!(ids(&out), [1, 2, 3, 5]);
     let lent = |id: i64| {
         out.ranked
             .iter()
@@ -671,6 +702,7 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
             .map(|r| r.context)
     };
     assert_eq!(lent(3), Some(0.0));
+    assert_eq!(lent(5), Some(0.0));
     // Half of the strong match's relevance, joined by the probabilistic OR.
     let own = P.relevance(&in_sitting, P.semantic_full_for([0.0, 0.5, 0.5, 0.1]));
     assert!((lent(2).unwrap() - 0.5).abs() < 1e-6);
@@ -683,4 +715,29 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
     let out = recall(vec![alone, later, strong], true, None, now, &P, 10);
     assert_eq!(ids(&out), [1, 3, 2]);
     assert!(out.ranked.iter().all(|r| r.context == 0.0));
+}
+
+/// Twins (one memory said twice in a sitting) lend each other nothing: a
+/// memory is not its own context.
+#[test]
+fn twins_in_a_sitting_lend_each_other_nothing() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(3);
+    let twin = |id: i64, seq: u64, at: DateTime<Utc>| Candidate {
+        seq,
+        semantic: 0.5,
+        collapse_key: collapse_key("check", "", Some("osmosis"), Some("wrong")),
+        ..plain(id, at)
+    };
+    let out = recall(
+        vec![twin(1, 10, t), twin(2, 11, t + Duration::minutes(1))],
+        true,
+        None,
+        now,
+        &P,
+        10,
+    );
+    assert_eq!(out.ranked.len(), 1);
+    assert_eq!(out.ranked[0].count, 2);
+    assert_eq!(out.ranked[0].context, 0.0);
 }
