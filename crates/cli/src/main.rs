@@ -134,6 +134,12 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if !matches!(
+        cli.command,
+        Command::Serve(_) | Command::Mcp | Command::Bench { .. }
+    ) {
+        end_quietly_on_a_closed_pipe();
+    }
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -142,6 +148,23 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// A one-shot command whose reader goes away (`tutor-memory log … | head`)
+/// ends there, as `cat` does: Rust ignores SIGPIPE, so `println!` panicked
+/// on the broken pipe instead. The servers and the benchmarks, which talk
+/// over sockets, keep ignoring it: a client that hangs up must not end them.
+/// Nothing is lost: every write to the store is a transaction.
+#[cfg(unix)]
+fn end_quietly_on_a_closed_pipe() {
+    // SAFETY: called once at the start of `main`, before any thread is
+    // started; it restores the signal's default action and touches nothing else.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
+}
+
+#[cfg(not(unix))]
+fn end_quietly_on_a_closed_pipe() {}
 
 fn run(cli: Cli) -> Result<ExitCode> {
     let g = &cli.global;
