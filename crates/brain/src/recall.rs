@@ -18,8 +18,8 @@ use tm_embed::Embedder;
 use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::recall::{
-    Basis, Candidate, CandidateFacts, RecallParams, SITTING_MINUTES, collapse_key,
-    distinctive_terms, narrates_period, recall,
+    Basis, Candidate, CandidateFacts, RecallParams, collapse_key, distinctive_terms,
+    narrates_period, recall, same_sitting,
 };
 use tm_model::subject::Subject;
 use tm_model::window::{Window, parse_window, window_words};
@@ -919,7 +919,7 @@ impl Recaller {
     /// ([`NEIGHBOURED`]), placed right after it in that order (moved up when
     /// they ranked lower): a reply is read with what it replies to, a question
     /// with what answered it. Only turns of the same sitting
-    /// ([`SITTING_MINUTES`]), none after the asking turn, none across the
+    /// ([`same_sitting`]), none after the asking turn, none across the
     /// window's edge, and for a window's question no narration (a tutor answer
     /// telling of past sessions), which recall itself never ranks there (SPEC §3).
     ///
@@ -952,7 +952,6 @@ impl Recaller {
                 (e.id, e.seq, e.at, r.signals.outside_window)
             })
             .collect();
-        let sitting = chrono::Duration::minutes(SITTING_MINUTES);
         for (id, seq, match_at, outside) in strong {
             // The turn before, then the turn after: placed right after the match
             // in that order.
@@ -965,7 +964,7 @@ impl Recaller {
                     continue;
                 };
                 if near.at > q.at
-                    || (near.at - match_at).abs() > sitting
+                    || !same_sitting(near.at, match_at)
                     || Some(near.id) == q.exclude
                     || window.is_some_and(|w| w.contains(near.at) == outside)
                 {

@@ -66,6 +66,13 @@ pub const RECENCY_HALF_LIFE_DAYS: f64 = 75.0;
 /// Turns said within this many minutes of each other belong to one sitting:
 /// the same exchange, not the next session's first turn.
 pub const SITTING_MINUTES: i64 = 30;
+
+/// Whether two instants lie within [`SITTING_MINUTES`] of each other: the
+/// one rule for "the same sitting", which both a match's context
+/// ([`with_context`]) and the neighbours a strong match brings follow.
+pub fn same_sitting(a: DateTime<Utc>, b: DateTime<Utc>) -> bool {
+    (a - b).abs() <= chrono::Duration::minutes(SITTING_MINUTES)
+}
 /// A match's context: the matches this many places before and after it in
 /// the chain, in its sitting.
 pub const CONTEXT_TURNS: u64 = 2;
@@ -540,7 +547,6 @@ fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
         .iter()
         .map(|e| (e.seq, (e.relevance, e.at, key(e))))
         .collect();
-    let sitting = chrono::Duration::minutes(SITTING_MINUTES);
     for e in entries.iter_mut() {
         let own_key = key(e);
         let mut apart = 1.0f32;
@@ -550,7 +556,7 @@ fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
                     continue;
                 };
                 let twin = !own_key.is_empty() && own_key == *near_key;
-                if !twin && (*at - e.at).abs() <= sitting {
+                if !twin && same_sitting(*at, e.at) {
                     apart *= 1.0 - CONTEXT_SHARE * relevance;
                 }
             }
