@@ -106,8 +106,18 @@ pub fn is_episodes_header(line: &str) -> bool {
 }
 /// The label before the usage note.
 pub const HOW_TO_USE_LABEL: &str = "HOW TO USE THIS:";
-/// The usage note when the self-model gives none.
-pub const DEFAULT_HOW_TO_USE: &str = "it is your own memory of past work with this student, not their material. When you rely on it, say when it happened (\"in July we…\"). Never claim a memory that is not listed here. Beliefs are estimates from checks, not grades; the subject map describes the material, not what the student knows.";
+/// The usage note when the self-model gives none: how to read the memory.
+pub const DEFAULT_HOW_TO_USE: &str = "it is your own memory of past work with this student, not their material. When you rely on it, say when it happened (\"in July we…\"). Never claim a memory that is not listed here.";
+/// Added to the usage note when the block prints beliefs.
+pub const BELIEFS_NOTE: &str = "Beliefs are estimates from checks, not grades.";
+/// Added to the usage note when the block prints the subject map.
+pub const MAP_NOTE: &str = "The subject map describes the material, not what the student knows.";
+/// The sentence every usage note carried for both sections, printed or not,
+/// before the block said only what applies: a self-model stored before then
+/// still holds it, and it is taken out of the note. The failure that changed it
+/// (issue 17, LoCoMo `past_budget`): a block of earlier work alone spent ~25
+/// o200k tokens on sections it did not have, a twentieth of a 500-token block.
+const JOINT_NOTE: &str = "Beliefs are estimates from checks, not grades; the subject map describes the material, not what the student knows.";
 /// The label carried by a recalled episode whose cited file changed (SPEC §8).
 pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replaced or removed]";
 /// Longest episode text printed, in characters (about a paragraph, ~110
@@ -403,13 +413,16 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         )),
         _ => None,
     };
-    let how = neutralise(&input.how_to_use);
+    let how = neutralise(&input.how_to_use.replace(JOINT_NOTE, " "));
     let how = if how.is_empty() {
         DEFAULT_HOW_TO_USE.to_string()
     } else {
         how
     };
-    let how_line = format!("{HOW_TO_USE_LABEL} {how}");
+    // The note speaks of the beliefs and of the map only when the block
+    // prints them; its sentence on each is paid for with the section's header.
+    let beliefs_note = format!(" {BELIEFS_NOTE}");
+    let map_note = format!(" {MAP_NOTE}");
 
     // Offers in budget priority: beliefs, episodes, map.
     let mut offers: Vec<Offer> = Vec::new();
@@ -536,6 +549,13 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         if input.mode == Mode::Record {
             lines.extend(&map_part);
         }
+        let mut how_line = format!("{HOW_TO_USE_LABEL} {how}");
+        if !beliefs.is_empty() {
+            how_line.push_str(&beliefs_note);
+        }
+        if !map_part.is_empty() {
+            how_line.push_str(&map_note);
+        }
         lines.push(&how_line);
         lines.push(CLOSER);
         lines.join("\n")
@@ -574,9 +594,9 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         let mut cost = line_tokens(&o.line);
         if !header_paid[slot] {
             cost += match o.part {
-                Part::Beliefs => line_tokens(BELIEFS_HEADER),
+                Part::Beliefs => line_tokens(BELIEFS_HEADER) + count_tokens(&beliefs_note),
                 Part::Episodes => line_tokens(EPISODES_HEADER),
-                Part::Map => map_header.as_deref().map_or(0, line_tokens),
+                Part::Map => map_header.as_deref().map_or(0, line_tokens) + count_tokens(&map_note),
                 Part::Outside => outside.as_deref().map_or(0, line_tokens),
             };
         }
