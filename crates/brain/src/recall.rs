@@ -890,8 +890,10 @@ impl Recaller {
 /// would crowd out matches (three at 500 tokens gave 0.657, this 0.665, none
 /// 0.668, with the turn before alone).
 pub const NEIGHBOURED: usize = 25;
-/// The relevance at or above which a match is strong enough to bring its neighbours.
-pub const NEIGHBOUR_RELEVANCE: f32 = 0.9;
+/// The relevance at or above which a match is strong enough to bring its
+/// neighbours: nine tenths of what the best of the pool carries by one signal
+/// ([`BEST_OF_POOL`](tm_model::recall::BEST_OF_POOL)).
+pub const NEIGHBOUR_RELEVANCE: f32 = 0.9 * tm_model::recall::BEST_OF_POOL;
 
 /// Which of `derived` narrate memory (SPEC §3): answers whose grounding
 /// traced a claim to a recalled memory ([`NARRATED`](crate::grounding::NARRATED))

@@ -79,6 +79,21 @@ pub const CONTEXT_TURNS: u64 = 2;
 /// The share of a context match's relevance that a match borrows from it.
 pub const CONTEXT_SHARE: f32 = 0.5;
 
+/// The evidence a relative signal carries at its top: the lexical and the
+/// semantic signal reach 1 at the pool's best full-text hit and at the
+/// question's closest neighbour ([`RecallParams::semantic_full_for`]), and
+/// being the best of this pool is strong evidence, not proof. Scaled by this
+/// before they are joined, so a turn best by one signal alone no longer ties
+/// at relevance 1 with one that both signals put at their top.
+///
+/// The failure that motivates it (issue 17, LoCoMo `past_budget`): "What
+/// health scares did Sam and Evan experience?" — the evidence turn was
+/// second-best by words (0.96) and the closest by meaning, and ranked 11th,
+/// behind turns that reached 1 by one signal alone (and their neighbours),
+/// where only kind and time break ties; the rank fusion baseline, which
+/// rewards agreement, ranked it first.
+pub const BEST_OF_POOL: f32 = 0.8;
+
 /// One episode offered to recall, with the signals the store measured for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -191,13 +206,14 @@ impl RecallParams {
             || clean_cosine(c.semantic) >= self.semantic_floor
     }
 
-    /// Relevance in [0, 1]: the probabilistic OR `1 − (1−l)(1−c)(1−s)` of the
-    /// lexical signal `l`, the concept hit `c` and the semantic signal `s`
+    /// Relevance in [0, 1]: the probabilistic OR `1 − (1−b·l)(1−c)(1−b·s)` of
+    /// the lexical signal `l`, the concept hit `c` and the semantic signal `s`
     /// rescaled from the floor to cosine `full` (the question's scale,
-    /// [`semantic_full_for`](Self::semantic_full_for)). Each reads as
-    /// independent evidence that the episode answers the question: one strong
-    /// signal keeps its value, and signals that agree add up without exceeding
-    /// 1, with no weight to set.
+    /// [`semantic_full_for`](Self::semantic_full_for)), where `b` is
+    /// [`BEST_OF_POOL`] (the two relative signals reach 1 at the pool's best).
+    /// Each reads as independent evidence that the episode answers the
+    /// question: one strong signal keeps its value, and signals that agree add
+    /// up without exceeding 1, with no weight to set.
     ///
     /// It was the strongest single signal. The failure that changed it (issue
     /// 9, LoCoMo): a turn that matched a question both by its words and by its
@@ -225,6 +241,7 @@ impl RecallParams {
         } else {
             1.0
         };
+        let (lexical, semantic) = (BEST_OF_POOL * lexical, BEST_OF_POOL * semantic);
         1.0 - (1.0 - lexical) * (1.0 - concept) * (1.0 - semantic)
     }
 

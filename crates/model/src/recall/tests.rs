@@ -338,7 +338,9 @@ fn pools_that_found_the_same_episode_merge_their_signals() {
     );
     assert_eq!(ids(&out), [1]);
     assert_eq!(out.ranked[0].count, 1);
-    assert_eq!(out.ranked[0].relevance, 1.0);
+    // Both signals count: the words' 0.4 and a cosine past paraphrase level.
+    let both = 1.0 - (1.0 - 0.4 * BEST_OF_POOL) * (1.0 - BEST_OF_POOL);
+    assert!((out.ranked[0].relevance - both).abs() < 1e-6);
 }
 
 #[test]
@@ -610,9 +612,10 @@ fn agreeing_signals_outrank_a_single_stronger_one() {
     };
     let out = recall(vec![one, both, paraphrase], true, None, now, &P, 10);
     assert_eq!(ids(&out), [3, 1, 2]);
-    assert!((out.ranked[1].relevance - 0.75).abs() < 1e-3);
-    // One strong signal alone keeps its value.
-    assert!((out.ranked[2].relevance - 0.6).abs() < 1e-6);
+    let b = BEST_OF_POOL;
+    assert!((out.ranked[1].relevance - (1.0 - (1.0 - 0.5 * b).powi(2))).abs() < 1e-3);
+    // One strong signal alone keeps its value (as a share of the pool's best).
+    assert!((out.ranked[2].relevance - 0.6 * b).abs() < 1e-6);
 }
 
 /// Issue 17 (LoCoMo `past_budget`): when a question's closest neighbour is
@@ -633,7 +636,7 @@ fn the_semantic_signal_is_relative_to_the_questions_best_neighbour() {
     };
     let out = recall(vec![word.clone(), near.clone()], true, None, now, &P, 10);
     assert_eq!(ids(&out), [1, 2]);
-    assert!((out.ranked[0].relevance - 1.0).abs() < 1e-6);
+    assert!((out.ranked[0].relevance - BEST_OF_POOL).abs() < 1e-6);
     assert_eq!(P.semantic_full_for([0.6, 0.2]), 0.6);
     // Never below the middle of the scale (a best neighbour that barely
     // clears the floor is not a close one); above paraphrase level, or with
@@ -705,8 +708,9 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
     assert_eq!(lent(5), Some(0.0));
     // Half of the strong match's relevance, joined by the probabilistic OR.
     let own = P.relevance(&in_sitting, P.semantic_full_for([0.0, 0.5, 0.5, 0.1]));
-    assert!((lent(2).unwrap() - 0.5).abs() < 1e-6);
-    assert!((out.ranked[1].relevance - (1.0 - (1.0 - own) * 0.5)).abs() < 1e-6);
+    let share = CONTEXT_SHARE * BEST_OF_POOL;
+    assert!((lent(2).unwrap() - share).abs() < 1e-6);
+    assert!((out.ranked[1].relevance - (1.0 - (1.0 - own) * (1.0 - share))).abs() < 1e-6);
     // The strong match borrows from the weak one in turn.
     assert!(lent(1).unwrap() > 0.0);
 
@@ -740,4 +744,30 @@ fn twins_in_a_sitting_lend_each_other_nothing() {
     assert_eq!(out.ranked.len(), 1);
     assert_eq!(out.ranked[0].count, 2);
     assert_eq!(out.ranked[0].context, 0.0);
+}
+
+/// Issue 17 (LoCoMo `past_budget`): the best of the pool by one signal alone
+/// is strong evidence, not proof, so a turn that both signals put at their
+/// top outranks one that reached the top by either alone — which all tied at
+/// relevance 1 before, and the newer won.
+#[test]
+fn the_top_of_both_signals_outranks_the_top_of_one() {
+    let now = day(2026, 9, 15);
+    let by_words = Candidate {
+        lexical: 1.0,
+        ..plain(1, now - Duration::days(1))
+    };
+    let by_meaning = Candidate {
+        semantic: 0.6,
+        ..plain(2, now - Duration::days(2))
+    };
+    let by_both = Candidate {
+        lexical: 0.96,
+        semantic: 0.6,
+        ..plain(3, now - Duration::days(40))
+    };
+    let out = recall(vec![by_words, by_meaning, by_both], true, None, now, &P, 10);
+    assert_eq!(ids(&out)[0], 3);
+    assert!(out.ranked[0].relevance > out.ranked[1].relevance);
+    assert!(out.ranked.iter().all(|r| r.relevance < 1.0));
 }
