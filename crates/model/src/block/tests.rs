@@ -262,19 +262,19 @@ fn empty_month_says_there_is_no_record_and_recalls_nothing() {
         &i,
         1200,
         expect![[r#"
-            ===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====
-            THE STUDENT IS ASKING ABOUT THEIR OWN RECORD. Answer from the beliefs and the earlier work listed here, say when each thing happened, and do not describe any work that is not listed.
-            WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):
-            - understands cytoplasm (0.72)
-            - understands eukaryotic cells (0.72)
-            There is no record of any work with this student in May 2026.
-            SUBJECT MAP (16 concepts; the files explain 79% of it, this is about the material, NOT the student's mastery):
-            - Cell: the basic unit of life
-            - Cytoplasm: the fluid inside the cell membrane (builds on: Cell)
-            - Mitochondria: organelles that release energy [taught: the powerhouse of the cell] (builds on: Cytoplasm)
-            HOW TO USE THIS: it is your own memory of past work with this student, not their material. When you rely on it, say when it happened ("in July we…"). Never claim a memory that is not listed here. Beliefs are estimates from checks, not grades. The subject map describes the material, not what the student knows.
-            ===== END OF MEMORY =====
-            -- tokens 266 · ids [] · dropped 4"#]],
+        ===== YOUR MEMORY OF THIS STUDENT AND SUBJECT =====
+        THE STUDENT IS ASKING ABOUT THEIR OWN RECORD. Answer from the beliefs and the earlier work listed here, say when each thing happened, and do not describe any work that is not listed.
+        WHAT YOU CURRENTLY BELIEVE ABOUT THIS STUDENT (from their checks; confidence 0–1):
+        - understands cytoplasm (0.72)
+        - understands eukaryotic cells (0.72)
+        There is no record of any work with this student in May 2026.
+        SUBJECT MAP (16 concepts; the files explain 79% of it, this is about the material, NOT the student's mastery):
+        - Cell: the basic unit of life
+        - Cytoplasm: the fluid inside the cell membrane (builds on: Cell)
+        - Mitochondria: organelles that release energy [taught: the powerhouse of the cell] (builds on: Cytoplasm)
+        HOW TO USE THIS: it is your own memory of past work with this student, not their material. When you rely on it, say when it happened ("in July we…"). Never claim a memory that is not listed here. Beliefs are estimates from checks, not grades. The subject map describes the material, not what the student knows.
+        ===== END OF MEMORY =====
+        -- tokens 266 · ids [] · dropped 4"#]],
     );
 }
 
