@@ -409,10 +409,6 @@ macro_rules! tiled {
                 // `matmul` checked; lanes past `cols` are neither read nor written.
                 unsafe {
                     match r {
-                        12 => $tile::<12>(m, r0, c0, cols, $out, $os),
-                        11 => $tile::<11>(m, r0, c0, cols, $out, $os),
-                        10 => $tile::<10>(m, r0, c0, cols, $out, $os),
-                        9 => $tile::<9>(m, r0, c0, cols, $out, $os),
                         8 => $tile::<8>(m, r0, c0, cols, $out, $os),
                         7 => $tile::<7>(m, r0, c0, cols, $out, $os),
                         6 => $tile::<6>(m, r0, c0, cols, $out, $os),
