@@ -114,23 +114,18 @@ impl Linear {
             n: self.outputs,
             bias: Some(&self.b),
         };
-        if rows >= PARALLEL_ROWS && rayon::current_num_threads() > 1 {
-            let chunk = rows.div_ceil(rayon::current_num_threads() * 4).max(8);
-            out.par_chunks_mut(chunk * self.outputs)
-                .enumerate()
-                .for_each(|(c, o)| {
-                    let r0 = c * chunk;
-                    let r = o.len() / self.outputs;
-                    matmul(
-                        &Mat {
-                            x: &x[r0 * self.inputs..],
-                            ..m
-                        },
-                        r,
-                        o,
-                        self.outputs,
-                    );
-                });
+        if split_by_rows(rows) {
+            by_rows(&mut out, self.outputs, |o, r0| {
+                matmul(
+                    &Mat {
+                        x: &x[r0 * self.inputs..],
+                        ..m
+                    },
+                    o.len() / self.outputs,
+                    o,
+                    self.outputs,
+                );
+            });
         } else if rows * self.inputs * self.outputs >= PARALLEL_MACS
             && self.outputs >= 2 * BLOCK
             && rayon::current_num_threads() > 1
@@ -608,6 +603,11 @@ mod avx2 {
     }
 }
 
+/// Whether work over `rows` rows is split by rows over the threads ([`by_rows`]).
+fn split_by_rows(rows: usize) -> bool {
+    rows >= PARALLEL_ROWS && rayon::current_num_threads() > 1
+}
+
 /// Runs `f` on `x`, rows of `width` one after another, by chunks of whole rows
 /// over the threads when there are at least [`PARALLEL_ROWS`] (a batch), else on
 /// all of it at once (a question: handing work over would cost more than it
@@ -615,7 +615,7 @@ mod avx2 {
 /// it would be alone, so the result does not depend on the split.
 fn by_rows(x: &mut [f32], width: usize, f: impl Fn(&mut [f32], usize) + Sync) {
     let rows = x.len() / width.max(1);
-    if rows >= PARALLEL_ROWS && rayon::current_num_threads() > 1 {
+    if split_by_rows(rows) {
         let chunk = rows.div_ceil(rayon::current_num_threads() * 4).max(8);
         x.par_chunks_mut(chunk * width)
             .enumerate()
