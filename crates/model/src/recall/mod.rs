@@ -512,6 +512,13 @@ impl Entry {
         }
     }
 
+    /// Its candidate's [`collapse_key`] ("" once the candidate has left the pool).
+    fn collapse_key<'p>(&self, pool: &'p [Option<Candidate>]) -> &'p str {
+        pool[self.idx]
+            .as_ref()
+            .map_or("", |c| c.collapse_key.as_str())
+    }
+
     /// Best score first; ties go to the newer, then to the smaller id (ids
     /// are unique after merging, so the order is total and reproducible).
     fn by_score(a: &Self, b: &Self) -> Ordering {
@@ -559,7 +566,7 @@ impl Entry {
 /// 0.4–0.5) ranked past the budget behind turns of other days that shared one
 /// word with the question, while the turns around it matched strongly.
 fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
-    let key = |e: &Entry| pool[e.idx].as_ref().map_or("", |c| c.collapse_key.as_str());
+    let key = |e: &Entry| e.collapse_key(pool);
     let by_seq: HashMap<u64, (f32, DateTime<Utc>, &str)> = entries
         .iter()
         .map(|e| (e.seq, (e.relevance, e.at, key(e))))
@@ -592,7 +599,7 @@ fn collapse(entries: &[Entry], pool: &[Option<Candidate>], limit: usize) -> Vec<
     let mut groups: Vec<(usize, Vec<i64>)> = Vec::new();
     let mut group_of: HashMap<&str, usize> = HashMap::new();
     for (pos, e) in entries.iter().enumerate() {
-        let key = pool[e.idx].as_ref().map_or("", |c| c.collapse_key.as_str());
+        let key = e.collapse_key(pool);
         if !key.is_empty()
             && let Some(&g) = group_of.get(key)
         {
