@@ -118,6 +118,14 @@ pub const MAP_NOTE: &str = "The subject map describes the material, not what the
 /// (issue 17, LoCoMo `past_budget`): a block of earlier work alone spent ~25
 /// o200k tokens on sections it did not have, a twentieth of a 500-token block.
 const JOINT_NOTE: &str = "Beliefs are estimates from checks, not grades; the subject map describes the material, not what the student knows.";
+/// What [`BELIEFS_NOTE`] and [`MAP_NOTE`] add to the usage note's line, each
+/// with the space before it, in o200k tokens: counted once, not every turn.
+static NOTE_COSTS: LazyLock<(usize, usize)> = LazyLock::new(|| {
+    (
+        count_tokens(&format!(" {BELIEFS_NOTE}")),
+        count_tokens(&format!(" {MAP_NOTE}")),
+    )
+});
 /// The label carried by a recalled episode whose cited file changed (SPEC §8).
 pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replaced or removed]";
 /// Longest episode text printed, in characters (about a paragraph, ~110
@@ -419,10 +427,6 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
     } else {
         how
     };
-    // The note speaks of the beliefs and of the map only when the block
-    // prints them; its sentence on each is paid for with the section's header.
-    let beliefs_note = format!(" {BELIEFS_NOTE}");
-    let map_note = format!(" {MAP_NOTE}");
 
     // Offers in budget priority: beliefs, episodes, map.
     let mut offers: Vec<Offer> = Vec::new();
@@ -549,12 +553,17 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         if input.mode == Mode::Record {
             lines.extend(&map_part);
         }
+        // The note speaks of the beliefs and of the map only when the block
+        // prints them; its sentence on each is paid for with the section's
+        // header ([`NOTE_COSTS`]).
         let mut how_line = format!("{HOW_TO_USE_LABEL} {how}");
         if !beliefs.is_empty() {
-            how_line.push_str(&beliefs_note);
+            how_line.push(' ');
+            how_line.push_str(BELIEFS_NOTE);
         }
         if !map_part.is_empty() {
-            how_line.push_str(&map_note);
+            how_line.push(' ');
+            how_line.push_str(MAP_NOTE);
         }
         lines.push(&how_line);
         lines.push(CLOSER);
@@ -594,9 +603,9 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         let mut cost = line_tokens(&o.line);
         if !header_paid[slot] {
             cost += match o.part {
-                Part::Beliefs => line_tokens(BELIEFS_HEADER) + count_tokens(&beliefs_note),
+                Part::Beliefs => line_tokens(BELIEFS_HEADER) + NOTE_COSTS.0,
                 Part::Episodes => line_tokens(EPISODES_HEADER),
-                Part::Map => map_header.as_deref().map_or(0, line_tokens) + count_tokens(&map_note),
+                Part::Map => map_header.as_deref().map_or(0, line_tokens) + NOTE_COSTS.1,
                 Part::Outside => outside.as_deref().map_or(0, line_tokens),
             };
         }
