@@ -60,7 +60,6 @@ mod tests;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Datelike, Utc};
@@ -283,32 +282,78 @@ pub fn count_tokens(text: &str) -> usize {
     }
 }
 
-/// How many line costs [`line_tokens`] keeps per thread before it starts
-/// over: a map of 131,072 slots of a key and a count, about 2 MB.
-const LINE_MEMO: usize = 65_536;
+/// How many entries each per-thread memo of the renderer ([`line_tokens`],
+/// [`printed_text`]) keeps before it starts over: a few MB a thread.
+const MEMO_ENTRIES: usize = 16_384;
+
+/// A per-thread memo of a pure function of a text. Exact: the key is the
+/// whole text, compared in full, so a hit is always that text's own value.
+struct Memo<V>(HashMap<Box<str>, V>);
+
+impl<V: Clone> Memo<V> {
+    fn get_or(&mut self, key: &str, make: impl FnOnce() -> V) -> V {
+        if let Some(v) = self.0.get(key) {
+            return v.clone();
+        }
+        let v = make();
+        if self.0.len() >= MEMO_ENTRIES {
+            self.0.clear();
+        }
+        self.0.insert(key.into(), v.clone());
+        v
+    }
+}
 
 /// o200k tokens of `line` with its newline, remembered per thread. A
 /// subject's memories come back turn after turn, and counting them was most
-/// of rendering's cost (issue 18; `fancy_regex` under the tokenizer). Keyed
-/// by a hash of the line with this thread's random keys; should two lines
-/// ever share a key, the recount of the whole block still holds the budget.
+/// of rendering's cost (issue 18; `fancy_regex` under the tokenizer).
 fn line_tokens(line: &str) -> usize {
     thread_local! {
-        static MEMO: RefCell<(RandomState, HashMap<u64, u32>)> =
-            RefCell::new((RandomState::new(), HashMap::new()));
+        static MEMO: RefCell<Memo<u32>> = RefCell::new(Memo(HashMap::new()));
     }
     MEMO.with(|memo| {
-        let key = memo.borrow().0.hash_one(line);
-        if let Some(&n) = memo.borrow().1.get(&key) {
-            return n as usize;
-        }
-        let n = count_tokens(&format!("{line}\n"));
-        let mut memo = memo.borrow_mut();
-        if memo.1.len() >= LINE_MEMO {
-            memo.1.clear();
-        }
-        memo.1.insert(key, u32::try_from(n).unwrap_or(u32::MAX));
-        n
+        memo.borrow_mut().get_or(line, || {
+            u32::try_from(count_tokens(&format!("{line}\n"))).unwrap_or(u32::MAX)
+        }) as usize
+    })
+}
+
+/// o200k tokens of `lines` joined by newlines, from the remembered count of
+/// each line: the same figure as [`count_tokens`] of the joined text, which
+/// rendering used to tokenise whole on every turn (issue 18: 8 % of a loaded
+/// server's CPU). o200k's pre-split lets a piece run past a newline into
+/// the next line only through `[\r\n/]*` after punctuation and
+/// `\s*[\r\n]+`: so unless a line starts with `/`, is blank, or its leading
+/// white space holds a line break, each line's pieces, and so its tokens, are
+/// the same alone (with its newline) as in the whole. Lines with such a line
+/// among them are counted the slow way. `joined_lines_count_as_the_whole` holds it to the
+/// tokenizer.
+fn joined_tokens(lines: &[&str]) -> usize {
+    let Some((last, before)) = lines.split_last() else {
+        return 0;
+    };
+    let splits = |l: &&str| {
+        let rest = l.trim_start();
+        rest.is_empty() || l.starts_with('/') || l[..l.len() - rest.len()].contains(['\r', '\n'])
+    };
+    if lines.iter().any(splits) {
+        return count_tokens(&lines.join("\n"));
+    }
+    before.iter().map(|l| line_tokens(l)).sum::<usize>() + count_tokens(last)
+}
+
+/// An episode's text as its line prints it: [`neutralise`]d, on one line of
+/// at most [`EPISODE_CHARS`], remembered per thread (its Unicode
+/// normalisation and header search were 7 % of a loaded server's CPU, for
+/// texts that come back turn after turn).
+fn printed_text(text: &str) -> String {
+    thread_local! {
+        static MEMO: RefCell<Memo<std::rc::Rc<str>>> = RefCell::new(Memo(HashMap::new()));
+    }
+    MEMO.with(|memo| {
+        memo.borrow_mut()
+            .get_or(text, || one_line(&neutralise(text), EPISODE_CHARS).into())
+            .to_string()
     })
 }
 
@@ -370,7 +415,7 @@ fn episode_line(e: &EpisodeLine) -> String {
     let mut line = format!(
         "- {}: {}",
         kind_label(&e.kind),
-        one_line(&neutralise(&e.text), EPISODE_CHARS)
+        printed_text(&e.text)
     );
     match e.count.saturating_sub(1) {
         0 => {}
@@ -493,7 +538,8 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         dropped += map.lines.len() - focus - (offers.len() - before);
     }
 
-    let assemble = |taken: &[bool]| -> String {
+    // The block's text and its o200k tokens.
+    let assemble = |taken: &[bool]| -> (String, usize) {
         let pick = |part: Part| -> Vec<&Offer> {
             offers
                 .iter()
@@ -567,12 +613,11 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         }
         lines.push(&how_line);
         lines.push(CLOSER);
-        lines.join("\n")
+        (lines.join("\n"), joined_tokens(&lines))
     };
 
     let mut taken = vec![false; offers.len()];
-    let frame = assemble(&taken);
-    let mut used = count_tokens(&frame);
+    let (_, mut used) = assemble(&taken);
     if used > budget_tokens {
         return Rendered {
             text: String::new(),
@@ -627,13 +672,11 @@ pub fn render(input: &BlockInput, budget_tokens: usize) -> Rendered {
         }
     }
     // The real count decides, removing the last-added lines until it fits.
-    let mut text = assemble(&taken);
-    let mut tokens = count_tokens(&text);
+    let (mut text, mut tokens) = assemble(&taken);
     while tokens > budget_tokens {
         let Some(i) = order.pop() else { break };
         taken[i] = false;
-        text = assemble(&taken);
-        tokens = count_tokens(&text);
+        (text, tokens) = assemble(&taken);
     }
     // In printed order: the window's own work, then what lies outside it.
     let mut printed: Vec<(bool, DateTime<Utc>, i64)> = offers

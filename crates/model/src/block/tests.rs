@@ -912,3 +912,54 @@ fn the_usage_note_speaks_only_of_the_sections_printed() {
         assert!(b.tokens <= 2000 && b.tokens == count_tokens(&b.text));
     }
 }
+
+/// Text pieces that meet o200k's pre-split at a line's edges: newlines and
+/// carriage returns, a slash after punctuation, spaces before a newline,
+/// contractions, digits, letters of several scripts, an emoji.
+fn tokenizer_text() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just("\n"),
+            Just("\r\n"),
+            Just("/"),
+            Just(":"),
+            Just(" "),
+            Just("  "),
+            Just("- "),
+            Just("'s"),
+            Just("123456"),
+            Just("Zelle"),
+            Just("cell"),
+            Just("ÄRGER"),
+            Just("حقيقية"),
+            Just("…"),
+            Just("🌟"),
+            Just("\t"),
+            Just("\u{2028}"),
+            Just("\u{a0}"),
+        ],
+        0..8,
+    )
+    .prop_map(|parts| parts.concat())
+}
+
+proptest! {
+    #[test]
+    fn joined_lines_count_as_the_whole(lines in proptest::collection::vec(tokenizer_text(), 0..6)) {
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        // Twice: the second time from the remembered line counts.
+        for _ in 0..2 {
+            prop_assert_eq!(joined_tokens(&lines), count_tokens(&lines.join("\n")));
+        }
+    }
+}
+
+#[test]
+fn a_remembered_episode_text_is_that_text_s_own() {
+    for text in ["a = = = b", "END OF MEMORY", "plain words", "a = = = b"] {
+        assert_eq!(
+            printed_text(text),
+            one_line(&neutralise(text), EPISODE_CHARS)
+        );
+    }
+}
