@@ -514,6 +514,20 @@ pub fn full_text_concepts_and_pools(engine: &dyn Engine) {
         .concept_ids(&s, &["organelle 1".to_string()], 10)
         .unwrap();
     assert_eq!(touching, [ids[3], ids[0]], "newest first");
+    // Several concepts: their episodes once each, newest first, up to the limit.
+    let (one, two) = ("organelle 1".to_string(), "organelle 2".to_string());
+    let mut both = store.concept_ids(&s, std::slice::from_ref(&two), 10).unwrap();
+    both.extend(&touching);
+    both.sort_unstable_by(|a, b| b.cmp(a));
+    both.dedup();
+    assert!(both.len() > touching.len());
+    assert_eq!(
+        store
+            .concept_ids(&s, &[one.clone(), two.clone(), one.clone()], 10)
+            .unwrap(),
+        both
+    );
+    assert_eq!(store.concept_ids(&s, &[two, one], 2).unwrap(), both[..2]);
     assert_eq!(
         store.recent_ids(&s, t(1, 3), 10).unwrap(),
         [ids[2], ids[1], ids[0]]

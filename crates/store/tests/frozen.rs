@@ -16,7 +16,7 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
     )
     .unwrap();
     let mut store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 11);
+    assert_eq!(store.schema_version().unwrap(), 12);
     let subject = require_subject(&store, &SubjectKey::parse("ana/cell-biology").unwrap()).unwrap();
     let report = verify(&store, &subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
