@@ -282,8 +282,7 @@ fn cosines_halves_avx512(a: &[f32], rows: &[u16], out: &mut Vec<f32>) {
         }
         for k in 0..4 {
             out.push(
-                _mm512_reduce_add_ps(acc[k])
-                    + dot_halves(&a[chunks * 16..], &r[k][chunks * 16..]),
+                _mm512_reduce_add_ps(acc[k]) + dot_halves(&a[chunks * 16..], &r[k][chunks * 16..]),
             );
         }
     }
@@ -490,7 +489,9 @@ mod tests {
     fn a_batch_of_cosines_is_each_row_s_own_bit_for_bit() {
         for dim in [1, 7, 16, 17, 384, 385] {
             for n in [0, 1, 3, 4, 5, 9] {
-                let a: Vec<f32> = (0..dim).map(|i| ((i * 37 % 11) as f32 - 5.0) / 7.0).collect();
+                let a: Vec<f32> = (0..dim)
+                    .map(|i| ((i * 37 % 11) as f32 - 5.0) / 7.0)
+                    .collect();
                 let rows: Vec<u16> = (0..n * dim)
                     .map(|i| half::f16::from_f32(((i * 13 % 17) as f32 - 8.0) / 9.0).to_bits())
                     .collect();
@@ -500,7 +501,11 @@ mod tests {
                     .chain(rows.chunks_exact(dim).map(|r| cosine_halves(&a, r)))
                     .map(f32::to_bits)
                     .collect();
-                assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want, "dim {dim}, {n} rows");
+                assert_eq!(
+                    got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                    want,
+                    "dim {dim}, {n} rows"
+                );
             }
         }
     }

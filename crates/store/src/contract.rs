@@ -516,7 +516,9 @@ pub fn full_text_concepts_and_pools(engine: &dyn Engine) {
     assert_eq!(touching, [ids[3], ids[0]], "newest first");
     // Several concepts: their episodes once each, newest first, up to the limit.
     let (one, two) = ("organelle 1".to_string(), "organelle 2".to_string());
-    let mut both = store.concept_ids(&s, std::slice::from_ref(&two), 10).unwrap();
+    let mut both = store
+        .concept_ids(&s, std::slice::from_ref(&two), 10)
+        .unwrap();
     both.extend(&touching);
     both.sort_unstable_by(|a, b| b.cmp(a));
     both.dedup();

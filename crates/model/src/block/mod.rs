@@ -412,11 +412,7 @@ fn local_day(at: DateTime<Utc>, tz: Tz) -> chrono::NaiveDate {
 }
 
 fn episode_line(e: &EpisodeLine) -> String {
-    let mut line = format!(
-        "- {}: {}",
-        kind_label(&e.kind),
-        printed_text(&e.text)
-    );
+    let mut line = format!("- {}: {}", kind_label(&e.kind), printed_text(&e.text));
     match e.count.saturating_sub(1) {
         0 => {}
         1 => line.push_str(" (and 1 more time like it)"),

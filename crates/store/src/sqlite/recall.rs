@@ -83,10 +83,12 @@ fn ids(c: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<i64
 }
 
 /// A turn's recent pool: read from `episodes_live_by_time` alone (schema 12).
-const RECENT_SQL: &str = "SELECT id FROM episodes WHERE subject_id = ?1 AND at <= ?2 AND erased_by IS NULL
+const RECENT_SQL: &str =
+    "SELECT id FROM episodes WHERE subject_id = ?1 AND at <= ?2 AND erased_by IS NULL
      ORDER BY at DESC, seq DESC LIMIT ?3";
 /// A turn's window pool: read from `episodes_live_by_time` alone (schema 12).
-const WINDOW_SQL: &str = "SELECT id FROM episodes WHERE subject_id = ?1 AND at >= ?2 AND at < ?3 AND erased_by IS NULL
+const WINDOW_SQL: &str =
+    "SELECT id FROM episodes WHERE subject_id = ?1 AND at >= ?2 AND at < ?3 AND erased_by IS NULL
      ORDER BY at DESC, seq DESC LIMIT ?4";
 
 pub(crate) fn recent_ids(
@@ -419,11 +421,15 @@ mod tests {
     fn the_time_pools_read_the_live_index_alone() {
         let store = crate::sqlite::SqliteStore::open_in_memory().unwrap();
         for sql in [RECENT_SQL, WINDOW_SQL] {
-            let mut stmt = store.conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+            let mut stmt = store
+                .conn
+                .prepare(&format!("EXPLAIN QUERY PLAN {sql}"))
+                .unwrap();
             let plan: Vec<String> = stmt
-                .query_map(params![1, 2, 3, 4][..sql.matches('?').count()].as_ref(), |r| {
-                    r.get::<_, String>(3)
-                })
+                .query_map(
+                    params![1, 2, 3, 4][..sql.matches('?').count()].as_ref(),
+                    |r| r.get::<_, String>(3),
+                )
                 .unwrap()
                 .collect::<rusqlite::Result<_>>()
                 .unwrap();
