@@ -223,19 +223,6 @@ impl VectorSet {
             .flat_map(|s| s.ids.iter().copied().zip(s.data.chunks_exact(self.dim)))
     }
 
-    /// (cosine with `q`, id) of every vector, segment by segment
-    /// ([`tm_embed::cosines_halves`]).
-    fn cosines(&self, q: &[f32]) -> Vec<(f32, i64)> {
-        let mut out = Vec::with_capacity(self.index.len());
-        let mut cos = Vec::new();
-        for s in &self.segments {
-            cos.clear();
-            tm_embed::cosines_halves(q, &s.data, &mut cos);
-            out.extend(cos.iter().copied().zip(s.ids.iter().copied()));
-        }
-        out
-    }
-
     /// The vector of `id` as halves, if the set has one.
     fn get(&self, id: i64) -> Option<&[u16]> {
         let &(s, p) = self.index.get(&id)?;
@@ -780,7 +767,10 @@ impl Recaller {
         let vectors = self.vectors(store, subject)?;
         let mut semantic: HashMap<i64, f32> = HashMap::new();
         if let Some(qv) = qvec.filter(|v| v.len() == vectors.dim) {
-            let mut scored = vectors.cosines(qv);
+            let mut scored: Vec<(f32, i64)> = vectors
+                .iter()
+                .map(|(id, v)| (tm_embed::cosine_halves(qv, v), id))
+                .collect();
             let k = SEMANTIC_NEIGHBOURS.min(scored.len());
             if k > 0 {
                 scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));

@@ -238,59 +238,6 @@ pub fn cosine_halves(a: &[f32], b: &[u16]) -> f32 {
     dot_halves(a, b)
 }
 
-/// [`cosine_halves`] of `a` with each row of `rows` (rows of `a.len()` halves,
-/// one after another), appended to `out` in order; each figure is bit for
-/// bit the one [`cosine_halves`] gives for its row. With AVX-512, four rows
-/// are summed side by side, each in its own order as alone: one row's sum is
-/// a chain of dependent multiply-adds, and four chains in flight keep the
-/// core busy where one waited on each step (the scan of a subject's vectors
-/// is a tenth of a loaded server's CPU at 10,000 episodes).
-pub fn cosines_halves(a: &[f32], rows: &[u16], out: &mut Vec<f32>) {
-    let dim = a.len();
-    if dim == 0 {
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512f") {
-            // SAFETY: the CPU has AVX-512F.
-            return unsafe { cosines_halves_avx512(a, rows, out) };
-        }
-    }
-    out.extend(rows.chunks_exact(dim).map(|r| cosine_halves(a, r)));
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn cosines_halves_avx512(a: &[f32], rows: &[u16], out: &mut Vec<f32>) {
-    use std::arch::x86_64::*;
-    let dim = a.len();
-    let chunks = dim / 16;
-    let mut quads = rows.chunks_exact(4 * dim);
-    for quad in &mut quads {
-        let r: [&[u16]; 4] = std::array::from_fn(|k| &quad[k * dim..(k + 1) * dim]);
-        let mut acc = [_mm512_setzero_ps(); 4];
-        for i in 0..chunks {
-            // SAFETY: 16 values from i·16 lie inside `a` and each row (length `dim`).
-            unsafe {
-                let x = _mm512_loadu_ps(a.as_ptr().add(i * 16));
-                for k in 0..4 {
-                    let y = _mm512_cvtph_ps(_mm256_loadu_si256(r[k].as_ptr().add(i * 16).cast()));
-                    acc[k] = _mm512_fmadd_ps(x, y, acc[k]);
-                }
-            }
-        }
-        for k in 0..4 {
-            out.push(
-                _mm512_reduce_add_ps(acc[k]) + dot_halves(&a[chunks * 16..], &r[k][chunks * 16..]),
-            );
-        }
-    }
-    for r in quads.remainder().chunks_exact(dim) {
-        out.push(dot_halves_avx512(a, r));
-    }
-}
-
 #[inline(always)]
 fn dot_halves(a: &[f32], b: &[u16]) -> f32 {
     dot_of(a, b, |y| half::f16::from_bits(y).to_f32())
@@ -480,31 +427,6 @@ mod tests {
                 assert!(
                     (f64::from(got) - want).abs() < 1e-4,
                     "{name} at {n}: {got} vs {want}"
-                );
-            }
-        }
-    }
-
-    #[test]
-    fn a_batch_of_cosines_is_each_row_s_own_bit_for_bit() {
-        for dim in [1, 7, 16, 17, 384, 385] {
-            for n in [0, 1, 3, 4, 5, 9] {
-                let a: Vec<f32> = (0..dim)
-                    .map(|i| ((i * 37 % 11) as f32 - 5.0) / 7.0)
-                    .collect();
-                let rows: Vec<u16> = (0..n * dim)
-                    .map(|i| half::f16::from_f32(((i * 13 % 17) as f32 - 8.0) / 9.0).to_bits())
-                    .collect();
-                let mut got = vec![0.5];
-                cosines_halves(&a, &rows, &mut got);
-                let want: Vec<u32> = std::iter::once(0.5f32)
-                    .chain(rows.chunks_exact(dim).map(|r| cosine_halves(&a, r)))
-                    .map(f32::to_bits)
-                    .collect();
-                assert_eq!(
-                    got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-                    want,
-                    "dim {dim}, {n} rows"
                 );
             }
         }
