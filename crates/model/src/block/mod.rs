@@ -326,8 +326,8 @@ fn line_tokens(line: &str) -> usize {
 /// `\s*[\r\n]+`: so unless a line starts with `/`, is blank, or its leading
 /// white space holds a line break, each line's pieces, and so its tokens, are
 /// the same alone (with its newline) as in the whole. Lines with such a line
-/// among them are counted the slow way. `joined_lines_count_as_the_whole` holds it to the
-/// tokenizer.
+/// among them are counted the slow way. `joined_lines_count_as_the_whole`
+/// holds it to the tokenizer.
 fn joined_tokens(lines: &[&str]) -> usize {
     let Some((last, before)) = lines.split_last() else {
         return 0;
