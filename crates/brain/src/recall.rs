@@ -128,6 +128,9 @@ struct Derived {
     facts: CandidateFacts,
     collapse_key: String,
     narrates: bool,
+    /// The period its text tells of, in the subject's time zone
+    /// ([`tm_model::recall::tells_of`]).
+    tells_of: Option<tm_model::recall::Window>,
 }
 
 /// A subject's vectors from one embedder, held in memory for exact search,
@@ -498,6 +501,7 @@ impl Recaller {
                         f.verdict.as_deref(),
                     ),
                     narrates: f.kind == Kind::Answer && narrates_period(text),
+                    tells_of: tm_model::recall::tells_of(text, f.at, subject.tz()),
                     facts: f,
                 };
                 cache.insert(d.facts.id, Arc::new(d));
@@ -811,6 +815,7 @@ impl Recaller {
                 semantic,
                 concept: concept_hits.contains(&f.id),
                 narration: narrations.contains(&f.id),
+                tells_of: d.tells_of,
             });
         }
         let pools_ms = pools_ms + ms(t1);

@@ -14,6 +14,13 @@
 //!    `not_matched`): a question naming a month or a year ("What did John
 //!    attend with his colleagues in March 2023?") lost every turn outside
 //!    it, among them those said later that tell of it ("last month").
+//!    A turn that tells of a time inside the window counts as inside it
+//!    ([`Candidate::tells_of`], [`tells_of`]): "I restored a car last year"
+//!    said in 2023 is about 2022. Without it, "When did Dave sell the car he
+//!    restored last year?" found the window of 2022 empty (the conversation
+//!    began in 2023) and the block said there was no record of it, while the
+//!    turn that answers it spoke of that very year (issue 17, LoCoMo
+//!    `not_matched`).
 //! 2. **The gate**: when the question has content and anything matches, every
 //!    non-matching candidate is discarded. Weights alone cannot do this: a
 //!    fresh irrelevant note scores 0.15 on recency alone.
@@ -118,6 +125,10 @@ pub struct Candidate {
     /// The episode narrates memory (an answer whose grounding traced a claim
     /// to a recalled memory, or one for which [`narrates_period`] holds).
     pub narration: bool,
+    /// The period the episode's text tells of, read at the episode's own
+    /// instant ([`tells_of`]): a question's window holds the episode when it
+    /// holds this period whole, as well as when the episode was said in it.
+    pub tells_of: Option<Window>,
 }
 
 /// Thresholds that turn signals into "matches" and relevance.
@@ -362,6 +373,21 @@ pub struct RecallOutcome {
 /// A half-open interval of instants `[start, end)`.
 pub type Window = (DateTime<Utc>, DateTime<Utc>);
 
+/// The period an episode's `text` tells of, its time expressions read as a
+/// question's are ([`parse_window`](crate::window::parse_window)) but at the
+/// episode's own instant `at`: "last year" said in March 2023 is 2022, "in
+/// May" said in June is that May. `None` for a text that names no time, and
+/// for one that speaks of the record rather than of what happened: a
+/// narration ("in July we covered…", [`narrates_period`]) or a question about
+/// the record ("what did we do in July?"): neither is work of that period.
+pub fn tells_of(text: &str, at: DateTime<Utc>, tz: chrono_tz::Tz) -> Option<Window> {
+    let w = crate::window::parse_window(text, at, tz)?;
+    if narrates_period(text) || crate::block::is_record_question(text, true) {
+        return None;
+    }
+    Some((w.from, w.to))
+}
+
 /// Ranks `candidates` for a turn at instant `at`.
 ///
 /// `question_present` says whether the question has content left once the
@@ -392,7 +418,11 @@ pub fn recall(
     // Scoring and sorting work on small entries; candidates move out only for
     // the few groups that are returned.
     let inside = |c: &Candidate| match window {
-        Some((start, end)) => start <= c.at && c.at < end,
+        Some((start, end)) => {
+            (start <= c.at && c.at < end)
+                || c.tells_of
+                    .is_some_and(|(from, to)| start <= from && to <= end)
+        }
         None => true,
     };
     let past: Vec<(usize, &Candidate)> = pool

@@ -9,6 +9,12 @@ fn day(y: i32, m: u32, d: u32) -> DateTime<Utc> {
         .expect("valid date")
 }
 
+fn midnight(y: i32, m: u32, d: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(y, m, d, 0, 0, 0)
+        .single()
+        .expect("valid date")
+}
+
 /// A candidate with no evidence of matching anything, alone in its sitting
 /// (its chain place is ten times its id: no other candidate within
 /// [`CONTEXT_TURNS`] of it unless a test says so).
@@ -24,6 +30,7 @@ fn plain(id: i64, at: DateTime<Utc>) -> Candidate {
         semantic: 0.1,
         concept: false,
         narration: false,
+        tells_of: None,
     }
 }
 
@@ -220,6 +227,70 @@ fn empty_window_is_reported_and_nothing_from_outside_fills_it() {
     assert!(out.ranked.is_empty());
 }
 
+/// A turn said after the window that tells of a time inside it is inside it:
+/// "I restored a car last year", said in 2023, with the window 2022. It fills
+/// a window that would be empty by the time of telling, and ranks with the
+/// window's own work; a period that only overlaps the window does not count.
+#[test]
+fn a_turn_telling_of_the_window_is_inside_it() {
+    let now = day(2023, 10, 24);
+    let last_year = (day(2022, 1, 1), day(2023, 1, 1));
+    let told = Candidate {
+        tells_of: Some(last_year),
+        lexical: 0.4,
+        ..hit(1, day(2023, 10, 23))
+    };
+    let straddling = Candidate {
+        tells_of: Some((day(2022, 12, 26), day(2023, 1, 2))),
+        ..hit(2, day(2023, 1, 3))
+    };
+    let stronger_outside = hit(3, day(2023, 6, 1));
+    let pool = vec![told.clone(), straddling, stronger_outside];
+    let out = recall(pool.clone(), true, Some(last_year), now, &P, 10);
+    assert!(!out.window_empty);
+    assert_eq!(out.basis, Basis::Matched);
+    assert_eq!(ids(&out)[0], 1);
+    let outside: Vec<bool> = out.ranked.iter().map(|r| r.outside_window).collect();
+    assert_eq!(outside, [false, true, true]);
+    // Without the telling, the window of 2022 holds nothing.
+    let untold = Candidate {
+        tells_of: None,
+        ..told
+    };
+    let out = recall(vec![untold], true, Some(last_year), now, &P, 10);
+    assert!(out.window_empty);
+    assert!(out.ranked.is_empty());
+}
+
+#[test]
+fn what_a_text_tells_of_is_read_at_its_own_time() {
+    let tz = chrono_tz::UTC;
+    let said = day(2023, 10, 23);
+    assert_eq!(
+        tells_of("I restored a car last year, but I sold it.", said, tz),
+        Some((midnight(2022, 1, 1), midnight(2023, 1, 1)))
+    );
+    assert_eq!(
+        tells_of("She gave me this pendant in 2010 in Paris.", said, tz),
+        Some((midnight(2010, 1, 1), midnight(2011, 1, 1)))
+    );
+    // A month without a year is its latest not after the telling.
+    assert_eq!(
+        tells_of("In November I failed the quiz on osmosis.", said, tz),
+        Some((midnight(2022, 11, 1), midnight(2022, 12, 1)))
+    );
+    assert_eq!(
+        tells_of("Osmosis moves water across a membrane.", said, tz),
+        None
+    );
+    // Speaking of the record is not work of that time.
+    assert_eq!(tells_of("What did we do in July?", said, tz), None);
+    assert_eq!(
+        tells_of("In July we covered osmosis and diffusion.", said, tz),
+        None
+    );
+}
+
 #[test]
 fn narrations_are_never_evidence_of_a_period() {
     let now = day(2026, 9, 15);
@@ -405,6 +476,7 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
                 semantic,
                 concept: concept && key == 1,
                 narration: false,
+                tells_of: None,
             },
         )
 }
