@@ -425,6 +425,8 @@ fn no_time_expression_gives_none() {
         "April said I should ask about cells",
         "كم ساعة في اليوم؟",
         "مارس الطالب الرياضة",
+        "What was Jolene doing with her partner in Rio de Janeiro?",
+        "O que vimos no Rio de Janeiro?",
         "What is a cell?",
         "",
     ] {
