@@ -373,6 +373,9 @@ pub struct RecallOutcome {
 /// A half-open interval of instants `[start, end)`.
 pub type Window = (DateTime<Utc>, DateTime<Utc>);
 
+/// How much of an episode's text [`tells_of`] reads.
+pub const TELLS_OF_CHARS: usize = 2_000;
+
 /// The period an episode's `text` tells of, its time expressions read as a
 /// question's are ([`parse_window`](crate::window::parse_window)) but at the
 /// episode's own instant `at`: "last year" said in March 2023 is 2022, "in
@@ -380,7 +383,14 @@ pub type Window = (DateTime<Utc>, DateTime<Utc>);
 /// for one that speaks of the record rather than of what happened: a
 /// narration ("in July we covered…", [`narrates_period`]) or a question about
 /// the record ("what did we do in July?"): neither is work of that period.
+///
+/// Only the first [`TELLS_OF_CHARS`] characters are read: a turn says when
+/// early, and a long file's text would cost its whole length to scan.
 pub fn tells_of(text: &str, at: DateTime<Utc>, tz: chrono_tz::Tz) -> Option<Window> {
+    let text = text
+        .char_indices()
+        .nth(TELLS_OF_CHARS)
+        .map_or(text, |(end, _)| &text[..end]);
     let w = crate::window::parse_window(text, at, tz)?;
     if narrates_period(text) || crate::block::is_record_question(text, true) {
         return None;

@@ -283,6 +283,10 @@ fn what_a_text_tells_of_is_read_at_its_own_time() {
         tells_of("Osmosis moves water across a membrane.", said, tz),
         None
     );
+    // Past its first TELLS_OF_CHARS characters a text is not read.
+    let long = format!("{} in 2010.", "Osmosis moves water. ".repeat(200));
+    assert_eq!(tells_of(&long, said, tz), None);
+    assert!(tells_of(&long[long.len() - 300..], said, tz).is_some());
     // Speaking of the record is not work of that time.
     assert_eq!(tells_of("What did we do in July?", said, tz), None);
     assert_eq!(
