@@ -230,13 +230,51 @@ fn local_midnight(date: NaiveDate, tz: Tz) -> Option<DateTime<Utc>> {
 struct Tables {
     words: Words,
     months: MonthTable,
+    /// The first words of every relative phrase and month name: a token that
+    /// is none of them, nor a year, starts no time expression, and is passed
+    /// over without building the phrases that would start at it (most words
+    /// of a text; `tells_of` reads whole turns).
+    starts: HashSet<String>,
+    /// The first words of every `none` phrase.
+    none_starts: HashSet<String>,
 }
 
 static TABLES: LazyLock<Tables> = LazyLock::new(|| {
     let words = Words::load();
     let months = months::build(&words.weak_months);
-    Tables { words, months }
+    let first = |key: &String| key.split(' ').next().unwrap_or_default().to_owned();
+    let mut starts: HashSet<String> = months.names.keys().map(first).collect();
+    let mut none_starts = HashSet::new();
+    for (key, meanings) in &words.phrases {
+        for (meaning, _) in meanings {
+            match meaning {
+                Meaning::Relative { .. } => {
+                    starts.insert(first(key));
+                }
+                Meaning::None => {
+                    none_starts.insert(first(key));
+                }
+                _ => {}
+            }
+        }
+    }
+    Tables {
+        words,
+        months,
+        starts,
+        none_starts,
+    }
 });
+
+/// Whether a time expression may start at `token` (see [`Tables::starts`]);
+/// an Arabic month behind a one-letter prefix ([`arabic_clitic_month`]) may.
+fn may_start(tables: &Tables, token: &Token) -> bool {
+    token.year.is_some()
+        || tables.starts.contains(&token.key)
+        || token
+            .key
+            .starts_with(|c| matches!(c, 'و' | 'ب' | 'ل' | 'ف'))
+}
 
 /// Finds the time expression of a learner's question, read in the learner's
 /// time zone `tz` at the turn's instant `at`; `None` when there is none.
@@ -441,11 +479,11 @@ fn shift_days(date: NaiveDate, days: i64) -> Option<NaiveDate> {
 }
 
 fn find(tables: &Tables, tokens: &[Token]) -> Vec<Found> {
-    let blocked = blocked_tokens(&tables.words, tokens);
+    let blocked = blocked_tokens(tables, tokens);
     let mut found = Vec::new();
     let mut i = 0;
     while i < tokens.len() {
-        if blocked.contains(&i) {
+        if blocked.contains(&i) || !may_start(tables, &tokens[i]) {
             i += 1;
             continue;
         }
@@ -493,9 +531,13 @@ fn phrase(tokens: &[Token], start: usize, end: usize) -> Option<String> {
 }
 
 /// Tokens covered by a `none` phrase ("في اليوم").
-fn blocked_tokens(words: &Words, tokens: &[Token]) -> HashSet<usize> {
+fn blocked_tokens(tables: &Tables, tokens: &[Token]) -> HashSet<usize> {
+    let words = &tables.words;
     let mut blocked = HashSet::new();
     for start in 0..tokens.len() {
+        if !tables.none_starts.contains(&tokens[start].key) {
+            continue;
+        }
         for len in 1..=words.max_tokens {
             let Some(key) = phrase(tokens, start, start + len) else {
                 break;
