@@ -271,9 +271,7 @@ static TABLES: LazyLock<Tables> = LazyLock::new(|| {
 fn may_start(tables: &Tables, token: &Token) -> bool {
     token.year.is_some()
         || tables.starts.contains(&token.key)
-        || token
-            .key
-            .starts_with(|c| matches!(c, 'و' | 'ب' | 'ل' | 'ف'))
+        || token.key.starts_with(['و', 'ب', 'ل', 'ف'])
 }
 
 /// Finds the time expression of a learner's question, read in the learner's
