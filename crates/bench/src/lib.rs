@@ -3,7 +3,8 @@
 //! questions pre-registered from each subject's recorded data alone
 //! ([`questions`]), string and id graders exactly as FORMATS "Question file"
 //! ([`grade`]), the four designs run over the same passages and budget
-//! ([`quality`]), and evidence recall on LoCoMo ([`locomo`]).
+//! ([`quality`]), and evidence recall on LoCoMo ([`locomo`]) and LongMemEval
+//! ([`longmemeval`]).
 //!
 //! The order is the point: histories are written, questions are generated
 //! from them and written to a file, and only then does any design run.
@@ -14,6 +15,7 @@ pub mod chat;
 pub mod generate;
 pub mod grade;
 pub mod locomo;
+pub mod longmemeval;
 pub mod programs;
 pub mod quality;
 pub mod questions;

@@ -39,11 +39,16 @@ pub struct Qa {
     pub answer: String,
     pub evidence: Vec<String>,
     pub category: u8,
+    /// When the question is asked; `None`: a day after the conversation's
+    /// last turn (LoCoMo gives no time).
+    pub asked_at: Option<DateTime<Utc>>,
 }
 
 /// One conversation.
 #[derive(Debug, Clone)]
 pub struct Conversation {
+    /// The benchmark it comes from: the learner of its subject key.
+    pub dataset: &'static str,
     pub sample_id: String,
     pub speaker_a: String,
     pub turns: Vec<Turn>,
@@ -137,12 +142,14 @@ pub fn load(path: &Path) -> Result<Vec<Conversation>> {
                                 })
                                 .unwrap_or_default(),
                             category: q["category"].as_u64()? as u8,
+                            asked_at: None,
                         })
                     })
                     .collect()
             })
             .unwrap_or_default();
         out.push(Conversation {
+            dataset: "locomo",
             sample_id,
             speaker_a,
             turns,
@@ -163,7 +170,7 @@ fn slug(s: &str) -> String {
 
 /// The subject key of a conversation.
 pub fn subject_key(c: &Conversation) -> String {
-    format!("locomo/{}", slug(&c.sample_id))
+    format!("{}/{}", c.dataset, slug(&c.sample_id))
 }
 
 /// The conversation as a FORMATS v1 history.
@@ -192,10 +199,31 @@ pub fn history(c: &Conversation) -> String {
     lines.join("\n") + "\n"
 }
 
+/// A benchmark's question categories: those that make its overall figure,
+/// in the table's order, and one reported apart (LoCoMo's adversarial
+/// questions, whose evidence is what the answer must not claim).
+#[derive(Debug, Clone, Serialize)]
+pub struct Categories {
+    pub ranked: &'static [(u8, &'static str)],
+    pub apart: Option<(u8, &'static str)>,
+}
+
+/// LoCoMo's: 1–4 make the overall figure, 5 (adversarial) is apart.
+pub const LOCOMO: Categories = Categories {
+    ranked: &[
+        (1, "multi-hop"),
+        (2, "temporal"),
+        (3, "open-domain"),
+        (4, "single-hop"),
+    ],
+    apart: Some((5, "adversarial")),
+};
+
 /// Mean evidence recall per method and category, at one budget.
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub budget: usize,
+    pub categories: Categories,
     pub embedder: String,
     /// method → category → (sum of recall, questions): an evidence turn
     /// counts when its id is among the block's (the baselines': the turns that fit).
@@ -303,21 +331,28 @@ fn add(cells: &mut Cells, method: &str, category: u8, value: f64) {
     cell.1 += 1;
 }
 
-/// Mean of a method over categories 1–4.
-fn overall_of(cells: &Cells, method: &str) -> (f64, usize) {
+/// Mean of a method over the categories that make the overall figure.
+fn overall_of(cells: &Cells, method: &str, cats: &Categories) -> (f64, usize) {
     cells.get(method).map_or((0.0, 0), |per| {
         let (s, n) = per
             .iter()
-            .filter(|(c, _)| (1..=4).contains(*c))
+            .filter(|(c, _)| cats.counts(**c))
             .fold((0.0, 0), |(s, n), (_, (a, b))| (s + a, n + b));
         (if n == 0 { 0.0 } else { s / n as f64 }, n)
     })
 }
 
+impl Categories {
+    /// Whether a category makes the overall figure.
+    pub fn counts(&self, category: u8) -> bool {
+        self.ranked.iter().any(|(c, _)| *c == category)
+    }
+}
+
 impl Report {
-    /// Mean recall of a method over categories 1–4.
+    /// Mean recall of a method over the categories that make the overall figure.
     pub fn overall(&self, method: &str) -> (f64, usize) {
-        overall_of(&self.cells, method)
+        overall_of(&self.cells, method, &self.categories)
     }
 }
 
@@ -364,6 +399,7 @@ pub fn run(
     convs: &[Conversation],
     subjects: &[Subject],
     budgets: &[usize],
+    categories: &Categories,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Report>> {
     let started = std::time::Instant::now();
@@ -393,16 +429,23 @@ pub fn run(
             episodes.iter().map(|e| (e.at, e.seq, e.id)).collect();
         by_time.sort();
         let recent: Vec<i64> = by_time.iter().rev().map(|x| x.2).collect();
+        let said_at: HashMap<i64, DateTime<Utc>> = episodes.iter().map(|e| (e.id, e.at)).collect();
         // The baselines read the store as it is, not through recall.
         let vectors = brain.with_store(|s| Ok(s.vectors(subject, &model)?))?;
-        let at = by_time.last().map(|x| x.0).unwrap_or_default() + Duration::days(1);
+        let last = by_time.last().map(|x| x.0).unwrap_or_default() + Duration::days(1);
         for qa in &c.qa {
             done += 1;
+            let at = qa.asked_at.unwrap_or(last);
+            // Only what was said by the time of the question can be recalled
+            // then (LongMemEval's oracle dates some sessions after their
+            // question); the baselines rank those turns alone too.
+            let said = |id: &i64| said_at.get(id).is_some_and(|t| *t <= at);
             let evidence: Vec<&str> = qa
                 .evidence
                 .iter()
                 .map(String::as_str)
                 .filter(|e| known.contains(e))
+                .filter(|e| by_dia.get(e).is_some_and(|(id, _)| said(id)))
                 .collect();
             if evidence.is_empty() {
                 skipped += 1;
@@ -459,12 +502,14 @@ pub fn run(
                 .with_store(|s| Ok(s.term_hits(subject, &terms, 5_000)?))?
                 .into_iter()
                 .map(|(id, _)| id)
+                .filter(said)
                 .collect();
             let qvec = recaller.embed_question(&qa.question)?;
             let vector: Vec<i64> = match &qvec {
                 Some(q) => {
                     let mut s: Vec<(f32, i64)> = vectors
                         .iter()
+                        .filter(|(id, _)| said(id))
                         .map(|(id, v)| (tm_embed::cosine(q, v), *id))
                         .collect();
                     s.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
@@ -507,7 +552,7 @@ pub fn run(
                     add(prec, method, qa.category, precision(ids));
                 };
                 for (method, ranked) in [
-                    ("recent", &recent),
+                    ("recent", &recent.iter().copied().filter(said).collect()),
                     ("bm25", &bm25),
                     ("vector", &vector),
                     ("rrf", &rrf),
@@ -567,6 +612,7 @@ pub fn run(
         .map(
             |((&budget, (cells, content, precision)), failures)| Report {
                 budget,
+                categories: categories.clone(),
                 embedder: model.clone(),
                 cells,
                 content,
@@ -582,6 +628,7 @@ pub fn run(
 /// The report as Markdown: one table a score (evidence by id, by content,
 /// block precision), rows methods, columns categories.
 pub fn markdown(r: &Report) -> String {
+    let cats = &r.categories;
     let mut s = String::new();
     for (title, cells) in [
         ("evidence recall by id", &r.cells),
@@ -591,44 +638,49 @@ pub fn markdown(r: &Report) -> String {
             &r.precision,
         ),
     ] {
-        s.push_str(&format!("{title}, {} tokens:\n\n", r.budget));
-        s.push_str(
-            "| method | cat 1 (multi-hop) | cat 2 (temporal) | cat 3 (open-domain) | cat 4 (single-hop) | **1–4 overall** | cat 5 (adversarial) |\n|---|---|---|---|---|---|---|\n",
-        );
+        s.push_str(&format!("{title}, {} tokens:\n\n| method |", r.budget));
+        for (c, name) in cats.ranked {
+            s.push_str(&format!(" cat {c} ({name}) |"));
+        }
+        s.push_str(" **overall** |");
+        if let Some((c, name)) = cats.apart {
+            s.push_str(&format!(" cat {c} ({name}) |"));
+        }
+        let columns = cats.ranked.len() + 1 + usize::from(cats.apart.is_some());
+        s.push_str(&format!("\n|---|{}\n", "---|".repeat(columns)));
+        let cell = |per: &BTreeMap<u8, (f64, usize)>, cat: u8| {
+            let (a, n) = per.get(&cat).copied().unwrap_or((0.0, 0));
+            format!(" {:.3} (n={n}) |", if n == 0 { 0.0 } else { a / n as f64 })
+        };
         for m in METHODS {
             let Some(per) = cells.get(m) else { continue };
             s.push_str(&format!("| {m} |"));
-            for cat in 1..=4u8 {
-                let (a, n) = per.get(&cat).copied().unwrap_or((0.0, 0));
-                s.push_str(&format!(
-                    " {:.3} (n={n}) |",
-                    if n == 0 { 0.0 } else { a / n as f64 }
-                ));
+            for (cat, _) in cats.ranked {
+                s.push_str(&cell(per, *cat));
             }
-            let (o, n) = overall_of(cells, m);
+            let (o, n) = overall_of(cells, m, cats);
             s.push_str(&format!(" **{o:.3}** (n={n}) |"));
-            let (a, n) = per.get(&5).copied().unwrap_or((0.0, 0));
-            s.push_str(&format!(
-                " {:.3} (n={n}) |\n",
-                if n == 0 { 0.0 } else { a / n as f64 }
-            ));
+            if let Some((cat, _)) = cats.apart {
+                s.push_str(&cell(per, cat));
+            }
+            s.push('\n');
         }
         s.push('\n');
     }
-    s.push_str(&failure_summary(&r.failures));
+    s.push_str(&failure_summary(&r.failures, cats));
     s
 }
 
-/// The full design's misses by content, by class (categories 1–4), and how
-/// many of each the fusion baseline fitted.
-pub fn failure_summary(failures: &[Failure]) -> String {
+/// The full design's misses by content, by class (the categories of the
+/// overall figure), and how many of each the fusion baseline fitted.
+pub fn failure_summary(failures: &[Failure], cats: &Categories) -> String {
     let mut s = String::from(
-        "full's evidence turns not carried (categories 1–4), by class:\n\n| class | turns | of which rrf fitted |\n|---|---|---|\n",
+        "full's evidence turns not carried (the overall figure's categories), by class:\n\n| class | turns | of which rrf fitted |\n|---|---|---|\n",
     );
     for class in ["not_matched", "past_budget", "cut"] {
         let of: Vec<&Failure> = failures
             .iter()
-            .filter(|f| f.class == class && (1..=4).contains(&f.category))
+            .filter(|f| f.class == class && cats.counts(f.category))
             .collect();
         let fit = of.iter().filter(|f| f.rrf_fit).count();
         s.push_str(&format!("| {class} | {} | {fit} |\n", of.len()));

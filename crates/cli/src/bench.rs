@@ -27,6 +27,8 @@ pub enum What {
     Quality(programs::quality::Options),
     /// LoCoMo: evidence recall of the block at a budget, per category, with baselines.
     Locomo(programs::locomo::Options),
+    /// LongMemEval: the same evidence recall, per question type, asked at each question's date.
+    Longmemeval(programs::longmemeval::Options),
     /// Recall latency per subject size, with and without the question's embedding.
     Recall(programs::recall::Options),
     /// Cross-lingual recall@k of each embedder: a question in one language
@@ -45,6 +47,7 @@ pub fn run(what: What) -> Result<ExitCode> {
         What::Nightly(o) => programs::nightly::run(&o),
         What::Quality(o) => programs::quality::run(&o),
         What::Locomo(o) => programs::locomo::run(&o),
+        What::Longmemeval(o) => programs::longmemeval::run(&o),
         What::Recall(o) => programs::recall::run(&o),
         What::Crosslingual(o) => programs::crosslingual::run(&o),
     }?;

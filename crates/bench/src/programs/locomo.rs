@@ -11,7 +11,8 @@ use std::time::Instant;
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Options {
-    /// Path to locomo10.json.
+    /// Path to the benchmark's file (`locomo10.json`; for `bench longmemeval`
+    /// a LongMemEval file).
     #[cfg_attr(feature = "cli", arg(long))]
     pub data: PathBuf,
     /// Token budgets, each measured in the same run (e.g. `500,1000,1500,3000`).
@@ -39,31 +40,40 @@ pub struct Options {
 }
 
 pub fn run(o: &Options) -> Result<()> {
-    let data = &o.data;
+    let convs = crate::locomo::load(&o.data)?;
+    measure(o, &convs, &crate::locomo::LOCOMO)
+}
+
+/// Imports the conversations (once, into a kept store), measures every
+/// design and baseline at each budget, prints the tables and writes the JSON.
+pub(crate) fn measure(
+    o: &Options,
+    convs: &[crate::locomo::Conversation],
+    categories: &crate::locomo::Categories,
+) -> Result<()> {
     if o.budgets.is_empty() || o.budgets.contains(&0) {
         anyhow::bail!("--budgets takes positive token counts");
     }
     println!("machine: {}", super::machine());
-    let convs = crate::locomo::load(data)?;
     let qa: usize = convs.iter().map(|c| c.qa.len()).sum();
     let turns: usize = convs.iter().map(|c| c.turns.len()).sum();
     println!(
         "{}: {} conversations, {turns} turns, {qa} QA items",
-        data.display(),
+        o.data.display(),
         convs.len()
     );
     let embedder = super::embedder(&o.embedder, o.model_dir.as_deref())?;
     // A kept store is imported and embedded once; a rerun finds it done.
-    let dir = tempfile::tempdir().context("a folder for the LoCoMo store")?;
+    let dir = tempfile::tempdir().context("a folder for the benchmark's store")?;
     let db = o
         .store
         .clone()
-        .unwrap_or_else(|| dir.path().join("locomo.db"));
+        .unwrap_or_else(|| dir.path().join("evidence.db"));
     let brain = super::brain(&db.display().to_string(), embedder)
         .with_context(|| format!("opening {}", db.display()))?;
     let t = Instant::now();
     let progress = bar("importing [{bar:40}] {pos}/{len} conversations");
-    let subjects = crate::locomo::import(&brain, &convs, &mut |d, n| advance(&progress, d, n))?;
+    let subjects = crate::locomo::import(&brain, convs, &mut |d, n| advance(&progress, d, n))?;
     progress.finish_and_clear();
     println!(
         "imported and embedded with {} in {:.1} s",
@@ -71,13 +81,18 @@ pub fn run(o: &Options) -> Result<()> {
         t.elapsed().as_secs_f64()
     );
     let progress = bar("questions [{bar:40}] {pos}/{len}");
-    let reports = crate::locomo::run(&brain, &convs, &subjects, &o.budgets, &mut |d, n| {
-        advance(&progress, d, n)
-    })?;
+    let reports = crate::locomo::run(
+        &brain,
+        convs,
+        &subjects,
+        &o.budgets,
+        categories,
+        &mut |d, n| advance(&progress, d, n),
+    )?;
     progress.finish_and_clear();
     for report in &reports {
         println!(
-            "at {} o200k tokens ({} QA items skipped: no evidence id names a turn; all budgets {:.1} s):\n",
+            "at {} o200k tokens ({} QA items skipped: no evidence turn said by the time of the question; all budgets {:.1} s):\n",
             report.budget, report.skipped, report.seconds
         );
         println!("{}", crate::locomo::markdown(report));

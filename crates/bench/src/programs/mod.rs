@@ -12,6 +12,7 @@ pub mod crosslingual;
 pub mod erase;
 pub mod load;
 pub mod locomo;
+pub mod longmemeval;
 pub mod map;
 pub mod nightly;
 pub mod quality;
