@@ -141,8 +141,9 @@ pub struct RecallParams {
     /// episode is about the same topic, not that it holds the words asked.
     pub concept_relevance: f32,
     /// Cosine at or above which a candidate matches semantically. Depends on
-    /// the embedder. Default 0.35, for all-MiniLM-L6-v2, where unrelated short
-    /// texts sit around 0–0.2 and related ones at 0.35–0.4 and above. A
+    /// the embedder. Default 0.3, for all-MiniLM-L6-v2, where unrelated short
+    /// texts sit around 0–0.2 and related ones at 0.3–0.4 and above (0.35
+    /// until issue 17: see `tm_embed::Calibration::MINILM`). A
     /// hashing embedder shares character n-grams between unrelated texts and
     /// needs its own floor, measured on its own output.
     pub semantic_floor: f32,
@@ -187,7 +188,7 @@ impl RecallParams {
     pub const MINILM: Self = Self {
         lexical_floor: 0.0,
         concept_relevance: 0.6,
-        semantic_floor: 0.35,
+        semantic_floor: 0.3,
         semantic_full: 0.8,
         route_floor: 0.5,
         route_limit: 3,
@@ -266,7 +267,7 @@ impl RecallParams {
     ///
     /// The failure that motivates it (issue 17, LoCoMo `past_budget`): on a
     /// conversation the question's nearest turns sit at cosine 0.4–0.6, so on
-    /// the fixed 0.35–0.8 scale a turn that matched by meaning alone weighed
+    /// the fixed floor–0.8 scale a turn that matched by meaning alone weighed
     /// ~0.2 and ranked below every turn sharing one word with the question,
     /// while the rank fusion baseline put it in its first thirty.
     pub fn semantic_full_for(&self, cosines: impl IntoIterator<Item = f32>) -> f32 {

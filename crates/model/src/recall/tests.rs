@@ -674,7 +674,7 @@ fn agreeing_signals_outrank_a_single_stronger_one() {
     let t = now - Duration::days(10);
     let both = Candidate {
         lexical: 0.5,
-        semantic: 0.35 + 0.45 * 0.5, // rescaled semantic 0.5
+        semantic: 0.3 + 0.5 * 0.5, // rescaled semantic 0.5
         ..plain(1, t)
     };
     let one = Candidate {
