@@ -374,11 +374,11 @@ fn each_signal_alone_is_a_match() {
             ..plain(2, t)
         },
         Candidate {
-            semantic: 0.36,
+            semantic: P.semantic_floor + 0.01,
             ..plain(3, t)
         },
         Candidate {
-            semantic: 0.34,
+            semantic: P.semantic_floor - 0.01,
             ..plain(4, t)
         }, // just under MiniLM's floor
         plain(5, now),
@@ -717,13 +717,15 @@ fn the_semantic_signal_is_relative_to_the_questions_best_neighbour() {
     // Never below the middle of the scale (a best neighbour that barely
     // clears the floor is not a close one); above paraphrase level, or with
     // nothing at the floor, the scale is the default.
-    assert!((P.semantic_full_for([0.4, 0.2]) - 0.575).abs() < 1e-6);
+    let middle = (P.semantic_floor + P.semantic_full) / 2.0;
+    assert!(P.semantic_floor < 0.4 && 0.4 < middle);
+    assert!((P.semantic_full_for([0.4, 0.2]) - middle).abs() < 1e-6);
     assert_eq!(P.semantic_full_for([0.95]), P.semantic_full);
     assert_eq!(P.semantic_full_for([0.1, f32::NAN]), P.semantic_full);
     assert_eq!(P.semantic_full_for([]), P.semantic_full);
     // The gate does not move: a cosine below the floor matches nothing.
     let faint = Candidate {
-        semantic: 0.3,
+        semantic: P.semantic_floor - 0.05,
         ..plain(3, t)
     };
     let out = recall(vec![faint, word], true, None, now, &P, 10);
