@@ -427,6 +427,16 @@ fn no_time_expression_gives_none() {
         "مارس الطالب الرياضة",
         "What was Jolene doing with her partner in Rio de Janeiro?",
         "O que vimos no Rio de Janeiro?",
+        // All that came before today is not today (LongMemEval).
+        "What is the order of airlines I flew with from earliest to latest before today?",
+        "What have I learned until today?",
+        "¿Qué hemos visto hasta hoy?",
+        "Was haben wir bis heute gelernt?",
+        "Cosa abbiamo fatto fino ad oggi?",
+        "Qu'avons-nous vu jusqu'à aujourd'hui ?",
+        "Apa yang sudah kita pelajari sampai hari ini?",
+        "ماذا تعلمنا حتى اليوم؟",
+        "O que aprendemos até hoje?",
         "What is a cell?",
         "",
     ] {
