@@ -268,16 +268,27 @@ pub struct Failure {
 }
 
 /// The words of an evidence turn that must reach the prompt for it to count:
-/// the distinctive words of the QA item's answer that the turn holds (an
-/// excerpt that kept the sentence with the answer keeps them); when the turn
-/// holds none of them (a date the reader must work out, a paraphrase), every
-/// distinctive word of the turn. Empty when the turn has no distinctive word.
+/// the distinctive words of the QA item's answer that the turn holds, its
+/// numbers among them (an excerpt that kept the sentence with the answer
+/// keeps them); when the turn holds none of them (a date the reader must
+/// work out, a paraphrase), every distinctive word of the turn. Empty when
+/// the turn has no distinctive word.
+///
+/// A search leaves out numbers other than years, but an answer's number is
+/// what it says: an answer "4" once asked for every distinctive word of a
+/// 3,000-character turn, so an excerpt that kept "Mummies (4)" did not count
+/// (LongMemEval, `cut`).
 pub fn words_that_matter(turn: &str, answer: &str) -> Vec<String> {
     let have: HashSet<String> = tm_model::recall::index_terms(turn).into_iter().collect();
-    let from_answer: Vec<String> = distinctive_terms(answer)
+    let numbers = tm_model::recall::index_terms(answer)
         .into_iter()
-        .filter(|t| have.contains(t))
-        .collect();
+        .filter(|t| t.chars().all(|c| c.is_ascii_digit()));
+    let mut from_answer: Vec<String> = Vec::new();
+    for t in distinctive_terms(answer).into_iter().chain(numbers) {
+        if have.contains(&t) && !from_answer.contains(&t) {
+            from_answer.push(t);
+        }
+    }
     if from_answer.is_empty() {
         distinctive_terms(turn)
     } else {
@@ -703,6 +714,21 @@ mod tests {
         let lost = "- you answered: Melanie: Hi! …";
         assert_eq!(carried(Some(kept), turn, "the mountains"), Some(true));
         assert_eq!(carried(Some(lost), turn, "the mountains"), Some(false));
+        // A number in the answer is a word that matters.
+        let long = "Stat blocks. Mummies (4): armour 11, speed 20. Guardians (2): armour 17.";
+        assert_eq!(words_that_matter(long, "4"), vec!["4"]);
+        assert_eq!(
+            carried(
+                Some("- you answered: … Mummies (4): armour 11 …"),
+                long,
+                "4"
+            ),
+            Some(true)
+        );
+        assert_eq!(
+            carried(Some("- you answered: … Guardians (2) …"), long, "4"),
+            Some(false)
+        );
         // A turn not in the block is not carried, whatever other lines hold.
         assert_eq!(carried(None, turn, "the mountains"), Some(false));
         // An answer the turn does not hold word for word (a date to work
