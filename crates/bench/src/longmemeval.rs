@@ -105,7 +105,7 @@ fn instance(path: &Path, i: usize, x: &Value) -> Result<Conversation> {
         order.push((at(d, "haystack_dates")?, n));
     }
     order.sort();
-    let mut turns = Vec::new();
+    let mut turns: Vec<Turn> = Vec::new();
     let mut evidence = Vec::new();
     for (start, n) in order {
         let Some(session) = sessions[n].as_array() else {
@@ -119,11 +119,15 @@ fn instance(path: &Path, i: usize, x: &Value) -> Result<Conversation> {
             if t["has_answer"].as_bool() == Some(true) {
                 evidence.push(dia_id.clone());
             }
+            // A minute apart, and after the turn before: a session may start
+            // before the one before it has ended at a turn a minute.
+            let at = (start + Duration::minutes(k as i64))
+                .max(turns.last().map_or(start, |t| t.at + Duration::minutes(1)));
             turns.push(Turn {
                 speaker: role.to_string(),
                 dia_id,
                 text: content.to_string(),
-                at: start + Duration::minutes(k as i64),
+                at,
             });
         }
     }
@@ -184,6 +188,18 @@ mod tests {
         assert_eq!(ids, ["S2:1", "S1:1", "S1:2"]);
         assert!(c.turns.windows(2).all(|w| w[0].at < w[1].at));
         assert_eq!(c.qa[0].evidence, ["S1:1"]);
+        // A session that starts before the one before it has ended follows it.
+        let overlapping = sample
+            .replace("2024/02/20 (Tue) 08:15", "2024/03/02 (Sat) 18:29")
+            .replace(
+                r#"[{"role": "user", "content": "Any tips for tomatoes?"}]"#,
+                r#"[{"role": "user", "content": "Any tips?"}, {"role": "user", "content": "Tomatoes?"}]"#,
+            );
+        std::fs::write(&path, &overlapping).unwrap();
+        let o = &load(&path, None).unwrap()[0];
+        assert_eq!(o.turns.len(), 4);
+        assert!(o.turns.windows(2).all(|w| w[0].at < w[1].at));
+        std::fs::write(&path, sample).unwrap();
         assert_eq!(c.qa[0].category, 4);
         assert_eq!(
             c.qa[0].asked_at.unwrap().to_rfc3339(),
