@@ -55,10 +55,21 @@ pub struct Conversation {
     pub qa: Vec<Qa>,
 }
 
-fn bad(path: &Path, m: impl Into<String>) -> Error {
+/// A file that is not what its benchmark expects.
+pub(crate) fn bad(path: &Path, m: impl Into<String>) -> Error {
     Error::File {
         path: path.display().to_string(),
         message: m.into(),
+    }
+}
+
+/// A QA item's reference answer as text: a string as it is, none as empty,
+/// a number (or anything else) as its JSON.
+pub(crate) fn answer_text(v: &Value) -> String {
+    match v {
+        Value::String(a) => a.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
     }
 }
 
@@ -124,11 +135,7 @@ pub fn load(path: &Path) -> Result<Vec<Conversation>> {
                     .filter_map(|q| {
                         Some(Qa {
                             question: q["question"].as_str()?.to_string(),
-                            answer: match &q["answer"] {
-                                Value::String(a) => a.clone(),
-                                Value::Null => String::new(),
-                                other => other.to_string(),
-                            },
+                            answer: answer_text(&q["answer"]),
                             evidence: q["evidence"]
                                 .as_array()
                                 .map(|e| {
@@ -235,7 +242,8 @@ pub struct Report {
     /// Block precision: the share of the recalled episodes' tokens (their
     /// texts, as a baseline counts them) that come from evidence turns.
     pub precision: Cells,
-    /// QA items left out: none of their evidence ids names a turn.
+    /// QA items left out: none of their evidence ids names a turn said by
+    /// the time of the question.
     pub skipped: usize,
     pub seconds: f64,
     /// Every evidence turn the full design did not carry by content, with
@@ -439,7 +447,7 @@ pub fn run(
         let mut by_time: Vec<(DateTime<Utc>, u64, i64)> =
             episodes.iter().map(|e| (e.at, e.seq, e.id)).collect();
         by_time.sort();
-        let recent: Vec<i64> = by_time.iter().rev().map(|x| x.2).collect();
+        let newest_first: Vec<i64> = by_time.iter().rev().map(|x| x.2).collect();
         let said_at: HashMap<i64, DateTime<Utc>> = episodes.iter().map(|e| (e.id, e.at)).collect();
         // The baselines read the store as it is, not through recall.
         let vectors = brain.with_store(|s| Ok(s.vectors(subject, &model)?))?;
@@ -508,6 +516,7 @@ pub fn run(
                     hit as f64 / all as f64
                 }
             };
+            let recent: Vec<i64> = newest_first.iter().copied().filter(said).collect();
             let terms = distinctive_terms(&qa.question);
             let bm25: Vec<i64> = brain
                 .with_store(|s| Ok(s.term_hits(subject, &terms, 5_000)?))?
@@ -563,7 +572,7 @@ pub fn run(
                     add(prec, method, qa.category, precision(ids));
                 };
                 for (method, ranked) in [
-                    ("recent", &recent.iter().copied().filter(said).collect()),
+                    ("recent", &recent),
                     ("bm25", &bm25),
                     ("vector", &vector),
                     ("rrf", &rrf),

@@ -8,18 +8,18 @@
 //! ([`crate::locomo::run`]): the same designs, baselines, budgets and
 //! failure classes, with LongMemEval's six question types as categories and
 //! the question asked at its own date. It is a second conversation set beside
-//! LoCoMo, whose text recall was not tuned on.
+//! LoCoMo.
 
 use std::path::Path;
 
 use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use serde_json::Value;
 
-use crate::locomo::{Categories, Conversation, Qa, Turn};
-use crate::{Error, Result, io_err};
+use crate::locomo::{Categories, Conversation, Qa, Turn, answer_text, bad};
+use crate::{Result, io_err};
 
-/// The six question types, in the table's order; abstention questions
-/// (`_abs`) mark no evidence and are skipped.
+/// The six question types, in the table's order. An abstention question
+/// (`_abs`) that marks no evidence is skipped (21 of the oracle's 30).
 pub const CATEGORIES: Categories = Categories {
     ranked: &[
         (1, "single-session-user"),
@@ -31,13 +31,6 @@ pub const CATEGORIES: Categories = Categories {
     ],
     apart: None,
 };
-
-fn bad(path: &Path, m: impl Into<String>) -> Error {
-    Error::File {
-        path: path.display().to_string(),
-        message: m.into(),
-    }
-}
 
 /// Parses `2023/05/22 (Mon) 13:42`.
 pub fn lme_time(s: &str) -> Option<DateTime<Utc>> {
@@ -133,11 +126,7 @@ fn instance(path: &Path, i: usize, x: &Value) -> Result<Conversation> {
     }
     let qa = Qa {
         question: x["question"].as_str().unwrap_or("").to_string(),
-        answer: match &x["answer"] {
-            Value::String(a) => a.clone(),
-            Value::Null => String::new(),
-            other => other.to_string(),
-        },
+        answer: answer_text(&x["answer"]),
         evidence,
         category,
         asked_at: Some(at(&x["question_date"], "question_date")?),
@@ -188,6 +177,15 @@ mod tests {
         assert_eq!(ids, ["S2:1", "S1:1", "S1:2"]);
         assert!(c.turns.windows(2).all(|w| w[0].at < w[1].at));
         assert_eq!(c.qa[0].evidence, ["S1:1"]);
+        assert_eq!(c.qa[0].category, 4);
+        assert_eq!(
+            c.qa[0].asked_at.unwrap().to_rfc3339(),
+            "2024-03-10T09:00:00+00:00"
+        );
+        assert!(convs[1].qa[0].evidence.is_empty());
+        // Spread evenly: one of two.
+        assert_eq!(load(&path, Some(1)).unwrap().len(), 1);
+        assert!(load(&path, Some(0)).is_err());
         // A session that starts before the one before it has ended follows it.
         let overlapping = sample
             .replace("2024/02/20 (Tue) 08:15", "2024/03/02 (Sat) 18:29")
@@ -199,16 +197,6 @@ mod tests {
         let o = &load(&path, None).unwrap()[0];
         assert_eq!(o.turns.len(), 4);
         assert!(o.turns.windows(2).all(|w| w[0].at < w[1].at));
-        std::fs::write(&path, sample).unwrap();
-        assert_eq!(c.qa[0].category, 4);
-        assert_eq!(
-            c.qa[0].asked_at.unwrap().to_rfc3339(),
-            "2024-03-10T09:00:00+00:00"
-        );
-        assert!(convs[1].qa[0].evidence.is_empty());
-        // Spread evenly: one of two.
-        assert_eq!(load(&path, Some(1)).unwrap().len(), 1);
-        assert!(load(&path, Some(0)).is_err());
     }
 
     /// The real oracle file (../shared/data/longmemeval), when it is there:
