@@ -104,8 +104,20 @@ impl Linear {
         Linear::from_in_out(&w, b, inputs, outputs)
     }
 
+    #[cfg(test)]
     fn apply(&self, x: &[f32], rows: usize) -> Vec<f32> {
-        let mut out = vec![0f32; rows * self.outputs];
+        let mut out = Vec::new();
+        self.apply_into(x, rows, &mut out);
+        out
+    }
+
+    /// `x · w + b` for `rows` rows into `out`, which is resized to hold them.
+    /// Every element is written, so a buffer reused at the same size is not
+    /// cleared first (clearing it, on the caller's thread, was serial work
+    /// beside the threaded products).
+    fn apply_into(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+        sized(out, rows * self.outputs);
+        let out = out.as_mut_slice();
         let m = Mat {
             x,
             xs: self.inputs,
@@ -115,7 +127,7 @@ impl Linear {
             bias: Some(&self.b),
         };
         if split_by_rows(rows) {
-            by_rows(&mut out, self.outputs, |o, r0| {
+            by_rows(out, self.outputs, |o, r0| {
                 matmul(
                     &Mat {
                         x: &x[r0 * self.inputs..],
@@ -156,9 +168,17 @@ impl Linear {
                 }
             }
         } else {
-            matmul(&m, rows, &mut out, self.outputs);
+            matmul(&m, rows, out, self.outputs);
         }
-        out
+    }
+}
+
+/// Makes `buf` hold `len` elements, keeping what it holds when it already
+/// does: the caller overwrites every element.
+fn sized(buf: &mut Vec<f32>, len: usize) {
+    if buf.len() != len {
+        buf.clear();
+        buf.resize(len, 0.0);
     }
 }
 
@@ -207,14 +227,17 @@ impl Encoder {
                 layer_norm(part, n, h, self.eps);
             });
         };
+        // Each product's output, reused by every layer.
+        let (mut qkv, mut ctx, mut a, mut mid, mut d) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for l in &self.layers {
-            let qkv = l.qkv.apply(&x, rows);
-            let ctx = self.attention(&qkv, lens);
-            let a = l.attn_out.apply(&ctx, rows);
+            l.qkv.apply_into(&x, rows, &mut qkv);
+            self.attention(&qkv, lens, &mut ctx);
+            l.attn_out.apply_into(&ctx, rows, &mut a);
             add_norm(&mut x, &a, &l.attn_norm);
-            let mut mid = l.up.apply(&x, rows);
+            l.up.apply_into(&x, rows, &mut mid);
             by_rows(&mut mid, l.up.outputs, |part, _| gelu(part));
-            let d = l.down.apply(&mid, rows);
+            l.down.apply_into(&mid, rows, &mut d);
             add_norm(&mut x, &d, &l.out_norm);
         }
         let mut out = Vec::with_capacity(lens.len());
@@ -233,11 +256,12 @@ impl Encoder {
     }
 
     /// Scaled dot-product attention of each text over its own tokens, every head;
-    /// `qkv` rows are `[q | k | v]`. Returns the heads' outputs side by side.
-    fn attention(&self, qkv: &[f32], lens: &[usize]) -> Vec<f32> {
+    /// `qkv` rows are `[q | k | v]`. Writes the heads' outputs side by side
+    /// into `ctx` (every element).
+    fn attention(&self, qkv: &[f32], lens: &[usize], ctx: &mut Vec<f32>) {
         let h = self.hidden;
         let rows: usize = lens.iter().sum();
-        let mut ctx = vec![0f32; rows * h];
+        sized(ctx, rows * h);
         // Each text's rows of the output, to fill independently.
         let mut parts = Vec::with_capacity(lens.len());
         let (mut rest, mut at) = (ctx.as_mut_slice(), 0);
@@ -256,7 +280,6 @@ impl Encoder {
                 self.attend(qkv, at, len, out);
             }
         }
-        ctx
     }
 
     /// Attention of one text (`len` rows from row `at`) into `out`, `len × hidden`.

@@ -4,6 +4,8 @@
 //! and their kin, from `data/teach/<lang>.txt`) at the start of a sentence
 //! teaches. Questions never teach: "can you remember what osmosis is?" is a question.
 
+use std::sync::LazyLock;
+
 use crate::lang::{LANGS, canonical_key, entries};
 
 const FILES: [&str; 8] = [
@@ -24,6 +26,36 @@ pub struct Teaching {
     pub cue: &'static str,
 }
 
+/// A cue with its parts folded once: the head the sentence opens with and,
+/// for a cue like "treat * as", the tail that must follow something.
+struct Cue {
+    lang: &'static str,
+    cue: &'static str,
+    head: String,
+    tail: Option<String>,
+}
+
+/// Every language's cues, in the files' order, folded once (folding each cue
+/// again for every sentence of every imported message was a tenth of an
+/// import's serial work).
+static CUES: LazyLock<Vec<Cue>> = LazyLock::new(|| {
+    LANGS
+        .iter()
+        .zip(FILES)
+        .flat_map(|(lang, file)| {
+            entries(file).map(move |cue| {
+                let mut parts = cue.split('*').map(canonical_key);
+                Cue {
+                    lang,
+                    cue,
+                    head: parts.next().unwrap_or_default(),
+                    tail: parts.next(),
+                }
+            })
+        })
+        .collect()
+});
+
 /// Returns the teaching cue a message opens a sentence with, if any.
 pub fn teaching(text: &str) -> Option<Teaching> {
     if is_question(text) {
@@ -34,33 +66,31 @@ pub fn teaching(text: &str) -> Option<Teaching> {
         .map(canonical_key)
         .filter(|s| !s.is_empty())
         .collect();
-    for (lang, file) in LANGS.iter().zip(FILES) {
-        for cue in entries(file) {
-            if sentences.iter().any(|s| cue_matches(cue, s)) {
-                return Some(Teaching { lang, cue });
-            }
-        }
-    }
-    None
+    CUES.iter()
+        .find(|c| sentences.iter().any(|s| c.matches(s)))
+        .map(|c| Teaching {
+            lang: c.lang,
+            cue: c.cue,
+        })
 }
 
 fn is_question(text: &str) -> bool {
     text.contains(['?', '¿', '؟'])
 }
 
-/// `sentence` is already canonical; the cue's parts are folded the same way.
-fn cue_matches(cue: &str, sentence: &str) -> bool {
-    let mut parts = cue.split('*').map(canonical_key);
-    let head = parts.next().unwrap_or_default();
-    let Some(rest) = starts_with_words(sentence, &head) else {
-        return false;
-    };
-    match parts.next() {
-        None => true,
-        // "treat * as": something must stand between the two halves.
-        Some(tail) => rest
-            .match_indices(tail.as_str())
-            .any(|(i, _)| i > 0 && rest[..i].ends_with(' ') && word_end(&rest[i + tail.len()..])),
+impl Cue {
+    /// `sentence` is already canonical.
+    fn matches(&self, sentence: &str) -> bool {
+        let Some(rest) = starts_with_words(sentence, &self.head) else {
+            return false;
+        };
+        match &self.tail {
+            None => true,
+            // "treat * as": something must stand between the two halves.
+            Some(tail) => rest.match_indices(tail.as_str()).any(|(i, _)| {
+                i > 0 && rest[..i].ends_with(' ') && word_end(&rest[i + tail.len()..])
+            }),
+        }
     }
 }
 
