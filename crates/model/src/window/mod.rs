@@ -33,9 +33,15 @@
 //!
 //! # Several expressions
 //! The most specific one wins (a day over a week over a month over a year);
-//! among equally specific ones, the first. One combination is understood: a
+//! among equally specific ones, the first. Two combinations are understood: a
 //! month without its own year next to "this year"/"last year" takes that year
-//! ("in July last year").
+//! ("in July last year"); and two months joined by an `and` word of the data
+//! files ("in March and April", "im März und im April", "مارس وأبريل") are one
+//! window from the first day of the one to the last of the other, described
+//! "March–April 2026" (a month without a year takes the other's, and the first
+//! is the one before the second; a `weak` month name counts right after that
+//! `and`). "Or" joins nothing: "in July or in August" is July. LongMemEval's
+//! "in March and April" was read as March alone.
 
 mod months;
 mod words;
@@ -80,6 +86,9 @@ pub enum WindowKind {
     LastMonth,
     ThisYear,
     LastYear,
+    /// Two months joined by "and" ("in March and April"): from the first
+    /// day of the one to the last of the other.
+    Months,
 }
 
 impl WindowKind {
@@ -89,7 +98,7 @@ impl WindowKind {
         match self {
             Day | Today | Yesterday => Day,
             Week | ThisWeek | LastWeek => Week,
-            Month | ThisMonth | LastMonth => Month,
+            Month | ThisMonth | LastMonth | Months => Month,
             Year | ThisYear | LastYear => Year,
         }
     }
@@ -131,6 +140,10 @@ impl Window {
             WindowKind::Year => year(self.first_day),
             WindowKind::ThisYear => format!("this year ({})", year(self.first_day)),
             WindowKind::LastYear => format!("last year ({})", year(self.first_day)),
+            WindowKind::Months if self.first_day.year() == self.last_day.year() => {
+                format!("{}–{}", self.first_day.format("%B"), month(self.last_day))
+            }
+            WindowKind::Months => format!("{} – {}", month(self.first_day), month(self.last_day)),
         }
     }
 
@@ -288,20 +301,103 @@ pub fn parse_window(question: &str, at: DateTime<Utc>, tz: Tz) -> Option<Window>
         } => today.year().checked_add(offset),
         _ => None,
     });
-    found
-        .iter()
-        .filter_map(|c| {
-            let window = match c.what {
-                What::Month { month, year: None } if relative_year.is_some() => {
-                    Window::month(relative_year?, month, tz)
-                }
-                _ => c.what.window(today, tz),
-            }?;
-            Some((c.start, window))
-        })
+    let window_of = |what: What| match what {
+        What::Month { month, year: None } if relative_year.is_some() => {
+            Window::month(relative_year?, month, tz)
+        }
+        _ => what.window(today, tz),
+    };
+    let mut windows: Vec<(usize, Window)> = Vec::new();
+    let mut i = 0;
+    while i < found.len() {
+        let c = &found[i];
+        if let Some(next) = found.get(i + 1)
+            && joined_by_and(tables, &tokens, c, next)
+            && let Some(w) = months_span(c.what, next.what, &window_of)
+        {
+            windows.push((c.start, w));
+            i += 2;
+            continue;
+        }
+        if let Some(w) = window_of(c.what) {
+            windows.push((c.start, w));
+        }
+        i += 1;
+    }
+    windows
+        .into_iter()
         // Most specific first; among equals, the earliest.
         .max_by_key(|(start, w)| (w.kind.specificity(), std::cmp::Reverse(*start)))
         .map(|(_, w)| w)
+}
+
+/// Whether two month expressions stand joined by an `and` word of the data
+/// files (and the `prep` of the second, if it has one): "in March and April",
+/// "im März und im April".
+fn joined_by_and(tables: &Tables, tokens: &[Token], first: &Found, second: &Found) -> bool {
+    let (What::Month { .. }, What::Month { .. }) = (first.what, second.what) else {
+        return false;
+    };
+    let end = first.start + first.len;
+    // Arabic writes "and" joined to the month: "مارس وأبريل".
+    if end == second.start {
+        return tokens[end].key.starts_with('و')
+            && arabic_clitic_month(&tables.months, &tokens[end].key).is_some();
+    }
+    let prep = prep_len_before(&tables.words, tokens, second.start, u8::MAX).unwrap_or(0);
+    end + 1 + prep == second.start && is_and(&tables.words, &tokens[end].key)
+}
+
+fn is_and(words: &Words, key: &str) -> bool {
+    words.get(key).iter().any(|(m, _)| *m == Meaning::And)
+}
+
+/// The window from the first month's first day to the second's last. A month
+/// without a year takes the other's ("March and April 2025"), and the first is
+/// the one before the second ("in November and January", asked in December
+/// 2026: November 2025 to January 2026). `None` when they do not run forwards.
+fn months_span(
+    first: What,
+    second: What,
+    window_of: &dyn Fn(What) -> Option<Window>,
+) -> Option<Window> {
+    let (
+        What::Month {
+            month: m1,
+            year: y1,
+        },
+        What::Month {
+            month: m2,
+            year: y2,
+        },
+    ) = (first, second)
+    else {
+        return None;
+    };
+    let second = window_of(What::Month {
+        month: m2,
+        year: y2.or(y1),
+    })?;
+    let mut first = window_of(What::Month {
+        month: m1,
+        year: y1.or(y2),
+    })?;
+    if y1.is_none() && first.first_day >= second.first_day {
+        first = window_of(What::Month {
+            month: m1,
+            year: Some(second.first_day.year() - 1),
+        })?;
+    }
+    if first.first_day >= second.first_day {
+        return None;
+    }
+    Some(Window {
+        from: first.from,
+        to: second.to,
+        kind: WindowKind::Months,
+        first_day: first.first_day,
+        last_day: second.last_day,
+    })
 }
 
 /// The words (folded with `canonical_key`) that make up the question's time
@@ -315,13 +411,19 @@ pub fn parse_window(question: &str, at: DateTime<Utc>, tz: Tz) -> Option<Window>
 pub fn window_words(question: &str) -> Vec<String> {
     let tables = &*TABLES;
     let tokens = tokenize(question);
-    find(tables, &tokens)
+    let found = find(tables, &tokens);
+    found
         .iter()
-        .flat_map(|f| {
+        .enumerate()
+        .flat_map(|(i, f)| {
             let mut start = f.start;
             // "pada bulan", "au mois de": several preps may stand in a row.
             while let Some(len) = prep_len_before(&tables.words, &tokens, start, u8::MAX) {
                 start -= len;
+            }
+            // The "and" that joins two months ("in March and April") is theirs too.
+            if i > 0 && joined_by_and(tables, &tokens, &found[i - 1], f) {
+                start = start.min(found[i - 1].start + found[i - 1].len);
             }
             tokens[start..(f.start + f.len).min(tokens.len())].iter()
         })
@@ -492,7 +594,12 @@ fn find(tables: &Tables, tokens: &[Token]) -> Vec<Found> {
                 what,
             });
             i += len;
-        } else if let Some((len, what)) = month_at(tables, tokens, i) {
+        } else if let Some((len, what)) = month_at(
+            tables,
+            tokens,
+            i,
+            after_month_and(tables, tokens, &found, i),
+        ) {
             found.push(Found {
                 start: i,
                 len,
@@ -622,7 +729,17 @@ fn year_after(words: &Words, tokens: &[Token], end: usize) -> Option<(i32, usize
 }
 
 /// A month name starting at token `i` that its context lets count.
-fn month_at(tables: &Tables, tokens: &[Token], i: usize) -> Option<(usize, What)> {
+/// Whether token `i` follows an `and` that follows a month expression: "in
+/// March and april" (a `weak` month name counts there, as after a `prep`).
+fn after_month_and(tables: &Tables, tokens: &[Token], found: &[Found], i: usize) -> bool {
+    i > 0
+        && found
+            .last()
+            .is_some_and(|f| matches!(f.what, What::Month { .. }) && f.start + f.len + 1 == i)
+        && is_and(&tables.words, &tokens[i - 1].key)
+}
+
+fn month_at(tables: &Tables, tokens: &[Token], i: usize, after_and: bool) -> Option<(usize, What)> {
     let (len, name) = (1..=tables.months.max_tokens)
         .rev()
         .find_map(|len| {
@@ -636,6 +753,7 @@ fn month_at(tables: &Tables, tokens: &[Token], i: usize) -> Option<(usize, What)
         Strength::Strong => true,
         Strength::Weak => {
             year.is_some()
+                || after_and
                 || prep_before(&tables.words, tokens, i, name.langs)
                 || (name.capitalised && first.capital && !first.opens_sentence)
         }

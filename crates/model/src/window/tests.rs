@@ -2,7 +2,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use chrono_tz::Tz;
 use proptest::prelude::*;
 
-use super::{Window, WindowKind as K, parse_window};
+use super::{Window, WindowKind as K, parse_window, window_words};
 
 /// Sunday 29 November 2026, 10:00 UTC.
 fn at() -> DateTime<Utc> {
@@ -596,4 +596,66 @@ fn month_word_is_a_window_word_in_arabic() {
         "{words:?}"
     );
     assert!(parse_window("ماذا درسنا في شهر أكتوبر 2025؟", at(), Tz::UTC).is_some());
+}
+
+#[test]
+fn two_months_joined_by_and_are_one_window() {
+    // Asked on 29 Nov 2026. LongMemEval: "in March and April" was read as March alone.
+    for q in [
+        "What did we do in March and April?",
+        "what did we do in march and april?",
+        "What did we do in March and in April?",
+        "¿Qué hicimos en marzo y abril?",
+        "Was haben wir im März und April gemacht?",
+        "Cosa abbiamo fatto a marzo e aprile?",
+        "Apa yang kita kerjakan pada bulan Maret dan April?",
+        "Qu'avons-nous fait en mars et avril ?",
+        "O que fizemos em março e abril?",
+        "ماذا فعلنا في مارس وأبريل؟",
+        "ماذا فعلنا في مارس و أبريل؟",
+    ] {
+        check(q, "2026-03-01", "2026-04-30", K::Months);
+    }
+    check(
+        "in March and April 2025",
+        "2025-03-01",
+        "2025-04-30",
+        K::Months,
+    );
+    // The first month is the one before the second.
+    check(
+        "what did we cover in November and January?",
+        "2025-11-01",
+        "2026-01-31",
+        K::Months,
+    );
+    // "or" joins nothing: the first expression stands.
+    check(
+        "in July or in August?",
+        "2026-07-01",
+        "2026-07-31",
+        K::Month,
+    );
+    // A month and a year are not two months.
+    check("in March and 2025", "2026-03-01", "2026-03-31", K::Month);
+    // Two months that do not run forwards stay apart.
+    check(
+        "in April 2026 and March 2026",
+        "2026-04-01",
+        "2026-04-30",
+        K::Month,
+    );
+    // A lone weak month after "and" stays a word ("March and may go on").
+    let w = parse_window("we may go on", at(), Tz::UTC);
+    assert!(w.is_none());
+    assert_eq!(
+        window_words("What did we do in March and April?"),
+        ["in", "march", "and", "april"]
+    );
+    let describe = |q: &str| parse_window(q, at(), Tz::UTC).expect("window").describe();
+    assert_eq!(describe("in March and April"), "March–April 2026");
+    assert_eq!(
+        describe("in November and January"),
+        "November 2025 – January 2026"
+    );
 }

@@ -36,6 +36,7 @@ pub(crate) enum Meaning {
     Weak,
     Hint,
     None,
+    And,
 }
 
 /// Every phrase of every language: folded phrase → (meaning, language bit).
@@ -103,6 +104,7 @@ pub(crate) fn parse_line(line: &str) -> Option<(&str, Meaning)> {
         ("weak", []) => Meaning::Weak,
         ("hint", []) => Meaning::Hint,
         ("none", []) => Meaning::None,
+        ("and", []) => Meaning::And,
         (relative, rest) => {
             let weak = match rest {
                 [] => false,
