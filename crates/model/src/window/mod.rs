@@ -355,7 +355,8 @@ fn is_and(words: &Words, key: &str) -> bool {
 /// The window from the first month's first day to the second's last. A month
 /// without a year takes the other's ("March and April 2025"), and the first is
 /// the one before the second ("in November and January", asked in December
-/// 2026: November 2025 to January 2026). `None` when they do not run forwards.
+/// 2026: November 2025 to January 2026; "December 2025 and January": January
+/// 2026). `None` when they do not run forwards.
 fn months_span(
     first: What,
     second: What,
@@ -374,7 +375,7 @@ fn months_span(
     else {
         return None;
     };
-    let second = window_of(What::Month {
+    let mut second = window_of(What::Month {
         month: m2,
         year: y2.or(y1),
     })?;
@@ -382,6 +383,15 @@ fn months_span(
         month: m1,
         year: y1.or(y2),
     })?;
+    if let (Some(y), None) = (y1, y2)
+        && second.first_day <= first.first_day
+    {
+        // "December 2025 and January": the January after it.
+        second = window_of(What::Month {
+            month: m2,
+            year: Some(y + 1),
+        })?;
+    }
     if y1.is_none() && first.first_day >= second.first_day {
         first = window_of(What::Month {
             month: m1,

@@ -629,6 +629,18 @@ fn two_months_joined_by_and_are_one_window() {
         "2026-01-31",
         K::Months,
     );
+    check(
+        "in December 2025 and January",
+        "2025-12-01",
+        "2026-01-31",
+        K::Months,
+    );
+    check(
+        "in March and April last year",
+        "2025-03-01",
+        "2025-04-30",
+        K::Months,
+    );
     // "or" joins nothing: the first expression stands.
     check(
         "in July or in August?",
