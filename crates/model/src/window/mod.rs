@@ -344,12 +344,25 @@ fn joined_by_and(tables: &Tables, tokens: &[Token], first: &Found, second: &Foun
         return tokens[end].key.starts_with('و')
             && arabic_clitic_month(&tables.months, &tokens[end].key).is_some();
     }
-    let prep = prep_len_before(&tables.words, tokens, second.start, u8::MAX).unwrap_or(0);
-    end + 1 + prep == second.start && is_and(&tables.words, &tokens[end].key)
+    // "in March and in April", "pada bulan Maret dan pada bulan April".
+    let mut start = second.start;
+    while let Some(len) = prep_len_before(&tables.words, tokens, start, u8::MAX) {
+        start -= len;
+    }
+    end + 1 == start && is_and(&tables.words, &tokens[end].key)
 }
 
 fn is_and(words: &Words, key: &str) -> bool {
-    words.get(key).iter().any(|(m, _)| *m == Meaning::And)
+    and_langs(words, key) != 0
+}
+
+/// The languages in which `key` is an `and` word (their bits; 0 for none).
+fn and_langs(words: &Words, key: &str) -> u8 {
+    words
+        .get(key)
+        .iter()
+        .filter(|(m, _)| *m == Meaning::And)
+        .fold(0, |bits, (_, l)| bits | l)
 }
 
 /// The window from the first month's first day to the second's last. A month
@@ -375,6 +388,9 @@ fn months_span(
     else {
         return None;
     };
+    if m1 == m2 {
+        return None;
+    }
     let mut second = window_of(What::Month {
         month: m2,
         year: y2.or(y1),
@@ -393,9 +409,12 @@ fn months_span(
         })?;
     }
     if y1.is_none() && first.first_day >= second.first_day {
+        // The latest such month before the second: "November and January"
+        // asked in December 2026 is November 2025; "November and December"
+        // asked in November 2026 is November and December 2025.
         first = window_of(What::Month {
             month: m1,
-            year: Some(second.first_day.year() - 1),
+            year: Some(second.first_day.year() - i32::from(m1 >= m2)),
         })?;
     }
     if first.first_day >= second.first_day {
@@ -738,18 +757,31 @@ fn year_after(words: &Words, tokens: &[Token], end: usize) -> Option<(i32, usize
     Some((year, 2))
 }
 
-/// A month name starting at token `i` that its context lets count.
-/// Whether token `i` follows an `and` that follows a month expression: "in
-/// March and april" (a `weak` month name counts there, as after a `prep`).
-fn after_month_and(tables: &Tables, tokens: &[Token], found: &[Found], i: usize) -> bool {
-    i > 0
-        && found
-            .last()
-            .is_some_and(|f| matches!(f.what, What::Month { .. }) && f.start + f.len + 1 == i)
-        && is_and(&tables.words, &tokens[i - 1].key)
+/// When token `i` follows an `and` that follows a month expression ("in March
+/// and april"): the languages of that `and` and whether the month before it was
+/// written with a capital. A `weak` month name of one of those languages counts
+/// there, as after a `prep`, when it is written as the month before it was:
+/// "in march and april", not "in March and may I see it".
+fn after_month_and(
+    tables: &Tables,
+    tokens: &[Token],
+    found: &[Found],
+    i: usize,
+) -> Option<(u8, bool)> {
+    let before = found
+        .last()
+        .filter(|f| matches!(f.what, What::Month { .. }) && i > 0 && f.start + f.len + 1 == i)?;
+    let langs = and_langs(&tables.words, &tokens[i - 1].key);
+    (langs != 0).then_some((langs, tokens[before.start].capital))
 }
 
-fn month_at(tables: &Tables, tokens: &[Token], i: usize, after_and: bool) -> Option<(usize, What)> {
+/// A month name starting at token `i` that its context lets count.
+fn month_at(
+    tables: &Tables,
+    tokens: &[Token],
+    i: usize,
+    after_and: Option<(u8, bool)>,
+) -> Option<(usize, What)> {
     let (len, name) = (1..=tables.months.max_tokens)
         .rev()
         .find_map(|len| {
@@ -763,7 +795,9 @@ fn month_at(tables: &Tables, tokens: &[Token], i: usize, after_and: bool) -> Opt
         Strength::Strong => true,
         Strength::Weak => {
             year.is_some()
-                || after_and
+                || after_and.is_some_and(|(langs, capital)| {
+                    langs & name.langs != 0 && (!name.capitalised || first.capital == capital)
+                })
                 || prep_before(&tables.words, tokens, i, name.langs)
                 || (name.capitalised && first.capital && !first.opens_sentence)
         }
