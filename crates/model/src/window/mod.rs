@@ -345,11 +345,18 @@ fn joined_by_and(tables: &Tables, tokens: &[Token], first: &Found, second: &Foun
             && arabic_clitic_month(&tables.months, &tokens[end].key).is_some();
     }
     // "in March and in April", "pada bulan Maret dan pada bulan April".
-    let mut start = second.start;
-    while let Some(len) = prep_len_before(&tables.words, tokens, start, u8::MAX) {
+    end + 1 == start_with_preps(&tables.words, tokens, second.start)
+        && is_and(&tables.words, &tokens[end].key)
+}
+
+/// Where the expression at token `start` begins with the `prep` words of any
+/// language that stand right before it: "pada bulan", "au mois de" (several
+/// may stand in a row).
+fn start_with_preps(words: &Words, tokens: &[Token], mut start: usize) -> usize {
+    while let Some(len) = prep_len_before(words, tokens, start, u8::MAX) {
         start -= len;
     }
-    end + 1 == start && is_and(&tables.words, &tokens[end].key)
+    start
 }
 
 fn is_and(words: &Words, key: &str) -> bool {
@@ -445,11 +452,7 @@ pub fn window_words(question: &str) -> Vec<String> {
         .iter()
         .enumerate()
         .flat_map(|(i, f)| {
-            let mut start = f.start;
-            // "pada bulan", "au mois de": several preps may stand in a row.
-            while let Some(len) = prep_len_before(&tables.words, &tokens, start, u8::MAX) {
-                start -= len;
-            }
+            let mut start = start_with_preps(&tables.words, &tokens, f.start);
             // The "and" that joins two months ("in March and April") is theirs too.
             if i > 0 && joined_by_and(tables, &tokens, &found[i - 1], f) {
                 start = start.min(found[i - 1].start + found[i - 1].len);
