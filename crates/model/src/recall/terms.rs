@@ -205,6 +205,30 @@ mod tests {
     }
 
     #[test]
+    fn pieces_of_contractions_are_not_the_subject() {
+        // "wouldn't" folds to "wouldn t": the piece matched any turn that
+        // said "wouldn't" and outranked the question's topic (LoCoMo).
+        assert_eq!(
+            terms("What pets wouldn't cause any discomfort to Joanna?"),
+            ["pets", "cause", "discomfort", "joanna"]
+        );
+        assert_eq!(
+            terms("Why didn't I've the enzyme list?"),
+            ["enzyme", "list"]
+        );
+        assert_eq!(
+            terms("Cosa ho detto dell'osmosi nell'ultima lezione?"),
+            ["detto", "osmosi", "ultima", "lezione"]
+        );
+        assert_eq!(
+            terms("Qu'est-ce que j'ai appris jusqu'à la mitose ?"),
+            ["mitose"]
+        );
+        // "won" stays: it is a word as well as a piece of "won't".
+        assert_eq!(terms("Who won the prize?"), ["won", "prize"]);
+    }
+
+    #[test]
     fn other_languages_keep_only_their_subject() {
         assert_eq!(terms("¿Qué es la ósmosis? Explícame"), ["osmosis"]);
         assert_eq!(terms("Erkläre mir bitte die Zellmembran"), ["zellmembran"]);
