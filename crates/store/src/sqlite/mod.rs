@@ -17,6 +17,7 @@ mod beliefs;
 mod episodes;
 mod erase;
 mod files;
+mod lexicon;
 mod nightly;
 mod passages;
 mod recall;
@@ -28,6 +29,7 @@ use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OpenFlags, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 use tm_model::beliefs::BeliefRow;
 use tm_model::episodes::{Annotation, Appended, Episode, Hash, Kind, NewEpisode, StoredRow};
@@ -66,6 +68,8 @@ pub(crate) fn subject_token(subject_id: i64) -> String {
 pub struct SqliteEngine {
     path: PathBuf,
     location: String,
+    /// The subjects' full-text postings, shared by every connection.
+    lexicon: Arc<lexicon::Lexicon>,
 }
 
 impl SqliteEngine {
@@ -77,13 +81,16 @@ impl SqliteEngine {
         Ok(SqliteEngine {
             path: path.to_path_buf(),
             location: path.display().to_string(),
+            lexicon: Arc::default(),
         })
     }
 }
 
 impl Engine for SqliteEngine {
     fn connect(&self) -> Result<Box<dyn Store>> {
-        Ok(Box::new(SqliteStore::connect(&self.path, false)?))
+        let mut store = SqliteStore::connect(&self.path, false)?;
+        store.lexicon = self.lexicon.clone();
+        Ok(Box::new(store))
     }
 
     fn location(&self) -> &str {
@@ -108,11 +115,17 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 pub struct SqliteStore {
     conn: Connection,
     location: String,
+    lexicon: Arc<lexicon::Lexicon>,
 }
 
 /// Anything that reads through one SQLite connection: a store, a transaction.
 pub(crate) trait Conn {
     fn conn(&self) -> &Connection;
+    /// The in-memory postings full-text reads may use: none inside a write
+    /// transaction, whose own rows the index may still hold pending.
+    fn lexicon(&self) -> Option<&lexicon::Lexicon> {
+        None
+    }
 }
 
 impl SqliteStore {
@@ -146,7 +159,11 @@ impl SqliteStore {
         // default of 16 cached, each turn evicted and prepared them again
         // (4 % of a block under `bench load`).
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
-        let mut store = SqliteStore { conn, location };
+        let mut store = SqliteStore {
+            conn,
+            location,
+            lexicon: Arc::default(),
+        };
         // Switching a new file to WAL can answer "locked" at once, without
         // the busy handler, while another process creates or migrates the
         // same file: those steps wait as long as any write would.
@@ -245,6 +262,9 @@ impl SqliteStore {
 impl Conn for SqliteStore {
     fn conn(&self) -> &Connection {
         &self.conn
+    }
+    fn lexicon(&self) -> Option<&lexicon::Lexicon> {
+        Some(&self.lexicon)
     }
 }
 
@@ -387,9 +407,25 @@ impl<T: Conn> Reader for T {
         recall::window_ids(self.conn(), s, from, to, n)
     }
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
+        if let Some(hits) = self
+            .lexicon()
+            .map(|l| l.term_hits(self.conn(), s, terms, limit))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(hits);
+        }
         recall::term_hits(self.conn(), s, terms, limit)
     }
     fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
+        if let Some(n) = self
+            .lexicon()
+            .map(|l| l.term_count(self.conn(), s, term, limit))
+            .transpose()?
+            .flatten()
+        {
+            return Ok(n);
+        }
         recall::term_count(self.conn(), s, term, limit)
     }
     fn terms_with_prefix(
@@ -399,7 +435,9 @@ impl<T: Conn> Reader for T {
         keep: &dyn Fn(&str) -> bool,
         limit: usize,
     ) -> Result<Vec<String>> {
-        recall::terms_with_prefix(self.conn(), s, prefix, keep, limit)
+        recall::terms_with_prefix(self.conn(), prefix, keep, limit, &|w| {
+            self.term_count(s, w, 1)
+        })
     }
     fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
         recall::concept_ids(self.conn(), s, concepts, limit)

@@ -173,10 +173,10 @@ pub(crate) fn term_count(c: &Connection, s: &Subject, term: &str, limit: usize) 
 /// accepts is kept only when one of this subject's episodes holds it.
 pub(crate) fn terms_with_prefix(
     c: &Connection,
-    s: &Subject,
     prefix: &str,
     keep: &dyn Fn(&str) -> bool,
     limit: usize,
+    count: &dyn Fn(&str) -> Result<usize>,
 ) -> Result<Vec<String>> {
     let Some((prefix, upper)) = crate::prefix_range(prefix).filter(|_| limit > 0) else {
         return Ok(Vec::new());
@@ -192,7 +192,7 @@ pub(crate) fn terms_with_prefix(
         if out.len() >= limit {
             break;
         }
-        if w.starts_with(&prefix) && keep(&w) && term_count(c, s, &w, 1)? > 0 {
+        if w.starts_with(&prefix) && keep(&w) && count(&w)? > 0 {
             out.push(w);
         }
     }
