@@ -9,8 +9,8 @@
 use crate::{Error, Result, poisoned};
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
+use rustc_hash::{FxHashMap as HashMap, FxHashSet as HashSet};
 use serde::Serialize;
-use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
@@ -166,7 +166,7 @@ impl VectorSet {
     fn empty(dim: usize, stamp: (u64, i64)) -> VectorSet {
         VectorSet {
             segments: Vec::new(),
-            index: HashMap::new(),
+            index: HashMap::default(),
             dim,
             stamp,
         }
@@ -326,13 +326,13 @@ impl Recaller {
         Recaller {
             embedder,
             params,
-            cache: Mutex::new(HashMap::new()),
-            refreshing: Mutex::new(HashMap::new()),
-            derived: Mutex::new(HashMap::new()),
-            concepts: Mutex::new(HashMap::new()),
-            checks: Mutex::new(HashMap::new()),
-            keys: Mutex::new(HashMap::new()),
-            checks_read: Mutex::new(HashMap::new()),
+            cache: Mutex::new(HashMap::default()),
+            refreshing: Mutex::new(HashMap::default()),
+            derived: Mutex::new(HashMap::default()),
+            concepts: Mutex::new(HashMap::default()),
+            checks: Mutex::new(HashMap::default()),
+            keys: Mutex::new(HashMap::default()),
+            checks_read: Mutex::new(HashMap::default()),
             last_embed_us: AtomicU64::new(u64::MAX),
         }
     }
@@ -721,7 +721,7 @@ impl Recaller {
         let terms = distinctive_in_subject(store, subject, terms)?;
         let lang = tm_model::lang::stem::language_of(q.question).or(subject.language.as_deref());
         let terms = with_other_forms(store, subject, terms, lang)?;
-        let mut lexical: HashMap<i64, f32> = HashMap::new();
+        let mut lexical: HashMap<i64, f32> = HashMap::default();
         {
             let hits = store.term_hits(subject, &terms, POOL_LIMIT)?;
             let best = hits.iter().map(|(_, s)| *s).fold(0.0f64, f64::max);
@@ -771,12 +771,14 @@ impl Recaller {
         ids.extend(concept_hits.iter().copied());
 
         let vectors = self.vectors(store, subject)?;
-        let mut semantic: HashMap<i64, f32> = HashMap::new();
+        let mut semantic: HashMap<i64, f32> = HashMap::default();
         if let Some(qv) = qvec.filter(|v| v.len() == vectors.dim) {
-            let mut scored: Vec<(f32, i64)> = vectors
-                .iter()
-                .map(|(id, v)| (tm_embed::cosine_halves(qv, v), id))
-                .collect();
+            let mut scored: Vec<(f32, i64)> = Vec::with_capacity(vectors.index.len());
+            let mut cosines = Vec::new();
+            for segment in &vectors.segments {
+                tm_embed::cosines_halves(qv, &segment.data, vectors.dim, &mut cosines);
+                scored.extend(cosines.iter().copied().zip(segment.ids.iter().copied()));
+            }
             let k = SEMANTIC_NEIGHBOURS.min(scored.len());
             if k > 0 {
                 scored.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
@@ -922,7 +924,7 @@ fn narrations(
         .map(|d| d.facts.id)
         .collect();
     if ids.is_empty() {
-        return Ok(HashSet::new());
+        return Ok(HashSet::default());
     }
     let annotated: HashSet<i64> = store
         .annotated_ids(subject, &ids, crate::grounding::NARRATED)?

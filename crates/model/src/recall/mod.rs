@@ -50,8 +50,8 @@
 mod narration;
 mod terms;
 
+use rustc_hash::FxHashMap as HashMap;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 
@@ -638,7 +638,7 @@ fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
 /// of an open group still joins it, so counts are complete.
 fn collapse(entries: &[Entry], pool: &[Option<Candidate>], limit: usize) -> Vec<(usize, Vec<i64>)> {
     let mut groups: Vec<(usize, Vec<i64>)> = Vec::new();
-    let mut group_of: HashMap<&str, usize> = HashMap::new();
+    let mut group_of: HashMap<&str, usize> = HashMap::default();
     for (pos, e) in entries.iter().enumerate() {
         let key = e.collapse_key(pool);
         if !key.is_empty()
@@ -660,7 +660,8 @@ fn collapse(entries: &[Entry], pool: &[Option<Candidate>], limit: usize) -> Vec<
 /// Merges candidates with the same id (one per pool that found it), keeping
 /// each signal's strongest value; the first occurrence keeps its place.
 fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
-    let mut position: HashMap<i64, usize> = HashMap::with_capacity(candidates.len());
+    let mut position: HashMap<i64, usize> =
+        HashMap::with_capacity_and_hasher(candidates.len(), Default::default());
     let mut merged: Vec<Candidate> = Vec::with_capacity(candidates.len());
     for c in candidates {
         match position.get(&c.id) {
