@@ -309,6 +309,18 @@ impl Conn for SqliteTx<'_> {
     }
 }
 
+/// What the connection's in-memory postings answer, if it has them and they
+/// can (`None`: FTS5 must).
+fn in_memory<C: Conn + ?Sized, R>(
+    c: &C,
+    ask: impl FnOnce(&lexicon::Lexicon, &Connection) -> Result<Option<R>>,
+) -> Result<Option<R>> {
+    match c.lexicon() {
+        Some(l) => ask(l, c.conn()),
+        None => Ok(None),
+    }
+}
+
 impl<T: Conn> Reader for T {
     fn schema_version(&self) -> Result<i64> {
         Ok(self
@@ -407,26 +419,16 @@ impl<T: Conn> Reader for T {
         recall::window_ids(self.conn(), s, from, to, n)
     }
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
-        if let Some(hits) = self
-            .lexicon()
-            .map(|l| l.term_hits(self.conn(), s, terms, limit))
-            .transpose()?
-            .flatten()
-        {
-            return Ok(hits);
+        match in_memory(self, |l, c| l.term_hits(c, s, terms, limit))? {
+            Some(hits) => Ok(hits),
+            None => recall::term_hits(self.conn(), s, terms, limit),
         }
-        recall::term_hits(self.conn(), s, terms, limit)
     }
     fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
-        if let Some(n) = self
-            .lexicon()
-            .map(|l| l.term_count(self.conn(), s, term, limit))
-            .transpose()?
-            .flatten()
-        {
-            return Ok(n);
+        match in_memory(self, |l, c| l.term_count(c, s, term, limit))? {
+            Some(n) => Ok(n),
+            None => recall::term_count(self.conn(), s, term, limit),
         }
-        recall::term_count(self.conn(), s, term, limit)
     }
     fn terms_with_prefix(
         &self,
