@@ -48,6 +48,82 @@ fn tokens(text: &str) -> impl Iterator<Item = Vec<u8>> + '_ {
         .map(|t| t[..t.len().min(MAX_TOKEN)].to_ascii_lowercase())
 }
 
+/// A row's BM25 as `fts5Bm25Function` sums it: phrase by phrase, in the
+/// query's order, `freqs` the row's count of each phrase.
+fn bm25(freqs: impl Iterator<Item = f64>, idf: &[f64], avgdl: f64) -> f64 {
+    let mut score = 0.0f64;
+    for (f, idf) in freqs.zip(idf) {
+        score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * ROW_LENGTH / avgdl)));
+    }
+    score
+}
+
+/// The IDF `fts5Bm25GetData` gives a phrase that `n_hit` of `n_row` rows hold.
+fn idf(n_row: i64, n_hit: i64) -> f64 {
+    let idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
+/// Whether [`bm25`] gives this build's FTS5 scores to the bit, checked once on
+/// a small table of its own: a C compiler that fuses a multiply and an add
+/// (`-ffp-contract`, the default of some targets) would round differently,
+/// and then FTS5 answers every query.
+fn arithmetic_is_fts5s() -> bool {
+    static SAME: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *SAME.get_or_init(|| same_arithmetic().unwrap_or(false))
+}
+
+fn same_arithmetic() -> Result<bool> {
+    let c = Connection::open_in_memory()?;
+    c.execute_batch(
+        "CREATE VIRTUAL TABLE t USING fts5(x, tokenize = 'ascii', content = '', columnsize = 0);",
+    )?;
+    let rows: Vec<String> = (1..=23)
+        .map(|i| {
+            let mut words = vec!["s7".to_string()];
+            for k in 0..(i % 5 + i % 3) {
+                words.push(["cell", "osmosis", "water", "Cell"][(i + k) % 4].to_string());
+            }
+            words.push(format!("w{}", i % 6));
+            words.join(" ")
+        })
+        .collect();
+    for (i, r) in rows.iter().enumerate() {
+        c.execute(
+            "INSERT INTO t (rowid, x) VALUES (?1, ?2)",
+            params![i as i64 + 1, r],
+        )?;
+    }
+    let query = ["s7", "cell", "osmosis", "w2"];
+    let n_row = rows.len() as i64;
+    let n_token: usize = rows.iter().map(|r| tokens(r).count()).sum();
+    // Each row's count of each phrase of the query.
+    let freqs: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|r| {
+            query
+                .iter()
+                .map(|q| tokens(r).filter(|t| t == q.as_bytes()).count() as f64)
+                .collect()
+        })
+        .collect();
+    let idfs: Vec<f64> = (0..query.len())
+        .map(|j| idf(n_row, freqs.iter().filter(|f| f[j] > 0.0).count() as i64))
+        .collect();
+    let avgdl = n_token as f64 / n_row as f64;
+    let mut stmt = c.prepare(
+        "SELECT rowid, bm25(t) FROM t WHERE t MATCH 's7 AND (\"cell\" OR \"osmosis\" OR \"w2\")'",
+    )?;
+    let got: Vec<(i64, f64)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, -r.get::<_, f64>(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(!got.is_empty()
+        && got.iter().all(|&(id, score)| {
+            let mine = bm25(freqs[id as usize - 1].iter().copied(), &idfs, avgdl);
+            mine.to_bits() == score.to_bits()
+        }))
+}
+
 /// What the table's statistics are at one stamp, and each phrase's hit count
 /// there, counted once.
 struct Table {
@@ -133,7 +209,7 @@ impl Lexicon {
         terms: &[String],
         limit: usize,
     ) -> Result<Option<Vec<(i64, f64)>>> {
-        let Some(phrases) = phrases(s.id, terms) else {
+        let Some(phrases) = phrases(s.id, terms).filter(|_| arithmetic_is_fts5s()) else {
             return Ok(None);
         };
         if phrases.len() == 1 {
@@ -166,19 +242,23 @@ impl Lexicon {
         let mut hits: Vec<(i64, f64)> = ids
             .into_iter()
             .map(|id| {
-                // fts5Bm25Function: phrase by phrase, in the query's order.
-                let mut score = 0.0f64;
-                for (list, idf) in lists.iter().zip(&idf) {
-                    let f = list
-                        .binary_search_by_key(&id, |x| x.0)
-                        .map_or(0.0, |i| f64::from(list[i].1));
-                    score +=
-                        idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * ROW_LENGTH / avgdl)));
-                }
+                let score = bm25(
+                    lists.iter().map(|list| {
+                        list.binary_search_by_key(&id, |x| x.0)
+                            .map_or(0.0, |i| f64::from(list[i].1))
+                    }),
+                    &idf,
+                    avgdl,
+                );
                 // FTS5 returns −1.0 × score, which the FTS5 path negates back.
                 (id, score)
             })
             .collect();
+        // A 0/0 (an average of exactly three tokens a row): FTS5's NaN
+        // becomes NULL, which its path reports; let it.
+        if hits.iter().any(|h| h.1.is_nan()) {
+            return Ok(None);
+        }
         hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
         hits.truncate(limit);
         Ok(Some(hits))
@@ -192,7 +272,9 @@ impl Lexicon {
         term: &str,
         limit: usize,
     ) -> Result<Option<usize>> {
-        let Some(phrases) = phrases(s.id, std::slice::from_ref(&term.to_string())) else {
+        let Some(phrases) = phrases(s.id, std::slice::from_ref(&term.to_string()))
+            .filter(|_| arithmetic_is_fts5s())
+        else {
             return Ok(None);
         };
         let Some(token) = phrases.get(1) else {
@@ -258,7 +340,10 @@ impl Lexicon {
         let postings = match old {
             Some(p) if p.stamp == stamp => p,
             old => {
-                let p = Arc::new(refreshed(c, s, old.as_deref(), stamp)?);
+                let Some(p) = refreshed(c, s, old.as_deref(), stamp)? else {
+                    return Ok(None);
+                };
+                let p = Arc::new(p);
                 self.subjects
                     .lock()
                     .map_err(|_| poisoned())?
@@ -304,9 +389,7 @@ impl Snapshot {
         if subject && self.postings.of(phrase).len() as i64 != n_hit {
             return Ok(None);
         }
-        let n_row = self.table.rows;
-        let idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
-        Ok(Some(if idf <= 0.0 { 1e-6 } else { idf }))
+        Ok(Some(idf(self.table.rows, n_hit)))
     }
 }
 
@@ -317,13 +400,16 @@ fn refreshed(
     s: &Subject,
     old: Option<&Postings>,
     stamp: Vec<u8>,
-) -> Result<Postings> {
-    let live: i64 = c
+) -> Result<Option<Postings>> {
+    let (live, newest): (i64, i64) = c
         .prepare_cached(
-            "SELECT count(*) FROM episodes WHERE subject_id = ?1 AND erased_by IS NULL",
+            "SELECT count(*) FILTER (WHERE erased_by IS NULL), COALESCE(max(id), 0)
+             FROM episodes WHERE subject_id = ?1",
         )?
-        .query_row([s.id], |r| r.get(0))?;
-    let rows = live_rows(c, s, old.map_or(0, |p| p.max_id))?;
+        .query_row([s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let Some(rows) = live_rows(c, s, old.map_or(0, |p| p.max_id))? else {
+        return Ok(None);
+    };
     let empty = |stamp| Postings {
         stamp,
         live: 0,
@@ -332,7 +418,10 @@ fn refreshed(
     };
     let (mut p, rows) = match old {
         // Only appends since (ids only grow): none of its rows was erased.
-        Some(o) if o.live + rows.len() as i64 == live => (
+        // Another connection may have cached a newer state than this read
+        // sees; holding its newest row, this view is no older than the
+        // append of that row, and then equal counts mean the same rows.
+        Some(o) if o.max_id <= newest && o.live + rows.len() as i64 == live => (
             Postings {
                 stamp,
                 live: o.live,
@@ -341,37 +430,40 @@ fn refreshed(
             },
             rows,
         ),
-        Some(_) => (empty(stamp), live_rows(c, s, 0)?),
+        Some(_) => match live_rows(c, s, 0)? {
+            Some(rows) => (empty(stamp), rows),
+            None => return Ok(None),
+        },
         None => (empty(stamp), rows),
     };
     let token = subject_token(s.id);
     for (id, doc) in rows {
         p.add(id, &format!("{token} {doc}"));
     }
-    Ok(p)
+    Ok(Some(p))
 }
 
 /// The subject's live episodes after `after`, ascending id, as the index holds
-/// them (without the subject's token).
-fn live_rows(c: &Connection, s: &Subject, after: i64) -> Result<Vec<(i64, String)>> {
+/// them (without the subject's token); `None` when a row cannot be read (its
+/// concepts not JSON, its text not UTF-8): FTS5 answers for that subject.
+fn live_rows(c: &Connection, s: &Subject, after: i64) -> Result<Option<Vec<(i64, String)>>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, text, concepts FROM episodes
          WHERE subject_id = ?1 AND erased_by IS NULL AND id > ?2 ORDER BY id",
     )?;
-    let rows = stmt.query_map(params![s.id, after], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            r.get::<_, String>(2)?,
-        ))
-    })?;
-    rows.map(|r| {
-        let (id, text, concepts) = r?;
-        let concepts: Vec<String> = serde_json::from_str(&concepts)
-            .map_err(|e| Error::Corrupt(format!("episode {id}: concepts: {e}")))?;
-        Ok((id, episode_index_text(&text, &concepts)))
-    })
-    .collect()
+    let mut rows = stmt.query(params![s.id, after])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let id: i64 = r.get(0)?;
+        let (Ok(text), Ok(concepts)) = (r.get::<_, String>(1), r.get::<_, String>(2)) else {
+            return Ok(None);
+        };
+        let Ok(concepts) = serde_json::from_str::<Vec<String>>(&concepts) else {
+            return Ok(None);
+        };
+        out.push((id, episode_index_text(&text, &concepts)));
+    }
+    Ok(Some(out))
 }
 
 /// (rows, tokens of the one column) from FTS5's averages record: SQLite
@@ -566,6 +658,13 @@ mod tests {
             "{answered} of {asked} answered in memory"
         );
         assert!(counted > 100, "{counted} counts answered in memory");
+    }
+
+    /// This build's FTS5 rounds as `bm25` does (else every query would go
+    /// to FTS5 and the test above would prove nothing).
+    #[test]
+    fn this_builds_fts5_sums_as_ours() {
+        assert!(super::arithmetic_is_fts5s());
     }
 
     #[test]
