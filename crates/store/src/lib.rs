@@ -44,6 +44,14 @@ pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
 
 /// The instant a stored millisecond count stands for.
 /// The key range that holds every word starting with `prefix` in byte order:
+/// The runs FTS5's `ascii` tokenizer cuts `text` into, as written (not yet
+/// folded nor cut to FTS5's length): maximal runs of anything but ASCII
+/// non-alphanumerics. Both engines' full-text code tokenises by it.
+pub(crate) fn ascii_runs(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric())
+        .filter(|t| !t.is_empty())
+}
+
 /// `[prefix, prefix + U+10FFFF)` (every longer word sorts below the highest
 /// code point). `None` when there is nothing to look for (NULs removed, as a
 /// bound string would be cut there).

@@ -25,9 +25,8 @@ pub(crate) const PASSAGES: &str = "p";
 /// Tokens as FTS5's `ascii` tokenizer cuts them: runs of anything but ASCII
 /// non-alphanumerics, ASCII letters folded to lower case.
 pub(crate) fn tokens(text: &str) -> Vec<String> {
-    text.split(|c: char| c.is_ascii() && !c.is_ascii_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .map(|t| t.to_ascii_lowercase())
+    crate::ascii_runs(text)
+        .map(str::to_ascii_lowercase)
         .collect()
 }
 

@@ -21,6 +21,7 @@
 //! state of the store. Reads inside a write transaction never come here (the
 //! index may hold that transaction's pending rows).
 
+use super::recall::{searched_terms, subject_match};
 use super::subject_token;
 use crate::{Error, Result};
 use rusqlite::{Connection, params};
@@ -42,10 +43,7 @@ const ROW_LENGTH: f64 = -1.0;
 /// are not ASCII non-alphanumerics, ASCII letters folded to lower case, cut
 /// to [`MAX_TOKEN`] bytes.
 fn tokens(text: &str) -> impl Iterator<Item = Vec<u8>> + '_ {
-    text.as_bytes()
-        .split(|b| b.is_ascii() && !b.is_ascii_alphanumeric())
-        .filter(|t| !t.is_empty())
-        .map(|t| t[..t.len().min(MAX_TOKEN)].to_ascii_lowercase())
+    crate::ascii_runs(text).map(|t| t.as_bytes()[..t.len().min(MAX_TOKEN)].to_ascii_lowercase())
 }
 
 /// A row's BM25 as `fts5Bm25Function` sums it: phrase by phrase, in the
@@ -95,6 +93,7 @@ fn same_arithmetic() -> Result<bool> {
         )?;
     }
     let query = ["s7", "cell", "osmosis", "w2"];
+    let terms: Vec<String> = query[1..].iter().map(|q| q.to_string()).collect();
     let n_row = rows.len() as i64;
     let n_token: usize = rows.iter().map(|r| tokens(r).count()).sum();
     // Each row's count of each phrase of the query.
@@ -111,11 +110,11 @@ fn same_arithmetic() -> Result<bool> {
         .map(|j| idf(n_row, freqs.iter().filter(|f| f[j] > 0.0).count() as i64))
         .collect();
     let avgdl = n_token as f64 / n_row as f64;
-    let mut stmt = c.prepare(
-        "SELECT rowid, bm25(t) FROM t WHERE t MATCH 's7 AND (\"cell\" OR \"osmosis\" OR \"w2\")'",
-    )?;
+    let mut stmt = c.prepare("SELECT rowid, bm25(t) FROM t WHERE t MATCH ?1")?;
     let got: Vec<(i64, f64)> = stmt
-        .query_map([], |r| Ok((r.get(0)?, -r.get::<_, f64>(1)?)))?
+        .query_map([subject_match(7, &terms)], |r| {
+            Ok((r.get(0)?, -r.get::<_, f64>(1)?))
+        })?
         .collect::<rusqlite::Result<_>>()?;
     Ok(!got.is_empty()
         && got.iter().all(|&(id, score)| {
@@ -176,12 +175,7 @@ pub(crate) struct Lexicon {
 /// token first), or `None` when one is not a single token.
 fn phrases(subject_id: i64, terms: &[String]) -> Option<Vec<Vec<u8>>> {
     let mut out = vec![subject_token(subject_id).into_bytes()];
-    for t in terms {
-        let t = t.replace('\0', "");
-        // As `fts5_query`: a term with no letter or digit is no phrase.
-        if !t.chars().any(char::is_alphanumeric) {
-            continue;
-        }
+    for t in searched_terms(terms) {
         let mut toks = tokens(&t);
         let (Some(tok), None) = (toks.next(), toks.next()) else {
             return None;

@@ -21,13 +21,19 @@ use tm_model::subject::Subject;
 /// skipped (they would be empty phrases), NUL characters are removed (a bound
 /// string would be cut there), and the rest are joined with `OR`.
 pub(crate) fn fts5_query(terms: &[String]) -> Option<String> {
-    let quoted: Vec<String> = terms
-        .iter()
-        .map(|t| t.replace('\0', ""))
-        .filter(|t| t.chars().any(char::is_alphanumeric))
+    let quoted: Vec<String> = searched_terms(terms)
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect();
     (!quoted.is_empty()).then(|| quoted.join(" OR "))
+}
+
+/// The terms a MATCH expression searches for, as [`fts5_query`] passes them:
+/// NULs removed, terms with no letter or digit skipped.
+pub(crate) fn searched_terms(terms: &[String]) -> impl Iterator<Item = String> + '_ {
+    terms
+        .iter()
+        .map(|t| t.replace('\0', ""))
+        .filter(|t| t.chars().any(char::is_alphanumeric))
 }
 
 /// `s<subject> AND (<terms>)`: the subject's rows holding any of `terms`.
