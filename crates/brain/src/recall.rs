@@ -229,6 +229,7 @@ impl VectorSet {
     }
 
     /// The vector of `id` as halves, if the set has one.
+    #[cfg(test)]
     fn get(&self, id: i64) -> Option<&[u16]> {
         let &(s, p) = self.index.get(&id)?;
         let (s, p) = (s as usize, p as usize);
@@ -772,12 +773,16 @@ impl Recaller {
 
         let vectors = self.vectors(store, subject)?;
         let mut semantic: HashMap<i64, f32> = HashMap::default();
+        // Every vector's cosine, by segment: a candidate outside the nearest
+        // neighbours reads its own here rather than computing it again.
+        let mut scanned: Vec<Vec<f32>> = Vec::new();
         if let Some(qv) = qvec.filter(|v| v.len() == vectors.dim) {
             let mut scored: Vec<(f32, i64)> = Vec::with_capacity(vectors.index.len());
-            let mut cosines = Vec::new();
             for segment in &vectors.segments {
+                let mut cosines = Vec::with_capacity(segment.ids.len());
                 tm_embed::cosines_halves(qv, &segment.data, vectors.dim, &mut cosines);
                 scored.extend(cosines.iter().copied().zip(segment.ids.iter().copied()));
+                scanned.push(cosines);
             }
             let k = SEMANTIC_NEIGHBOURS.min(scored.len());
             if k > 0 {
@@ -804,12 +809,11 @@ impl Recaller {
             let f = &d.facts;
             let semantic = match semantic.get(&f.id) {
                 Some(s) => *s,
-                None => match (qvec, vectors.get(f.id)) {
-                    (Some(qv), Some(v)) if qv.len() == vectors.dim => {
-                        tm_embed::cosine_halves(qv, v)
-                    }
-                    _ => 0.0,
-                },
+                None => vectors
+                    .index
+                    .get(&f.id)
+                    .and_then(|&(s, p)| scanned.get(s as usize)?.get(p as usize).copied())
+                    .unwrap_or(0.0),
             };
             candidates.push(Candidate {
                 id: f.id,

@@ -18,6 +18,9 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use tm_brain::{Brain, EmbedderSource};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "tutor-memory",
