@@ -42,8 +42,6 @@ pub(crate) fn to_ms(t: DateTime<Utc>) -> i64 {
     t.timestamp_millis()
 }
 
-/// The instant a stored millisecond count stands for.
-/// The key range that holds every word starting with `prefix` in byte order:
 /// The runs FTS5's `ascii` tokenizer cuts `text` into, as written (not yet
 /// folded nor cut to FTS5's length): maximal runs of anything but ASCII
 /// non-alphanumerics. Both engines' full-text code tokenises by it.
@@ -52,6 +50,13 @@ pub(crate) fn ascii_runs(text: &str) -> impl Iterator<Item = &str> {
         .filter(|t| !t.is_empty())
 }
 
+/// The token every indexed row of a subject starts with, in both engines: it
+/// confines a full-text query (episodes or passages) to one subject.
+pub(crate) fn subject_token(subject_id: i64) -> String {
+    format!("s{subject_id}")
+}
+
+/// The key range that holds every word starting with `prefix` in byte order:
 /// `[prefix, prefix + U+10FFFF)` (every longer word sorts below the highest
 /// code point). `None` when there is nothing to look for (NULs removed, as a
 /// bound string would be cut there).
@@ -64,6 +69,7 @@ pub(crate) fn prefix_range(prefix: &str) -> Option<(String, String)> {
     Some((prefix, upper))
 }
 
+/// The instant a stored millisecond count stands for.
 pub(crate) fn from_ms(ms: i64) -> DateTime<Utc> {
     use chrono::TimeZone;
     Utc.timestamp_millis_opt(ms)

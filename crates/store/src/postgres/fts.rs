@@ -30,16 +30,11 @@ pub(crate) fn tokens(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The subject's token every indexed row starts with (as in the SQLite engine).
-fn subject_token(subject_id: i64) -> String {
-    format!("s{subject_id}")
-}
-
 /// One row's postings: (terms, their frequencies, tokens in all), the
 /// subject's token included (`doc` is the text the SQLite engine indexes,
 /// without it).
 pub(crate) fn postings(subject_id: i64, doc: &str) -> (Vec<String>, Vec<i32>, i64) {
-    let own = subject_token(subject_id);
+    let own = crate::subject_token(subject_id);
     let all = tokens(doc);
     let total = all.len() as i64 + 1;
     let mut tf: HashMap<&str, i32> = HashMap::new();

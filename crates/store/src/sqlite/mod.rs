@@ -57,11 +57,7 @@ pub(crate) fn id_list(ids: &[i64]) -> String {
     s
 }
 
-/// The token that confines a full-text query (episodes or passages) to one
-/// subject: every indexed row starts with it.
-pub(crate) fn subject_token(subject_id: i64) -> String {
-    format!("s{subject_id}")
-}
+pub(crate) use crate::subject_token;
 
 /// A SQLite database file: opening it runs the migrations once; each
 /// [`Engine::connect`] then opens a connection of its own.
