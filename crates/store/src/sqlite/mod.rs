@@ -117,8 +117,9 @@ pub struct SqliteStore {
 /// Anything that reads through one SQLite connection: a store, a transaction.
 pub(crate) trait Conn {
     fn conn(&self) -> &Connection;
-    /// The in-memory postings full-text reads may use: none inside a write
-    /// transaction, whose own rows the index may still hold pending.
+    /// The in-memory postings full-text reads keep: none inside a write
+    /// transaction, whose own rows the index may still hold pending (its
+    /// reads tokenise the subject's rows afresh).
     fn lexicon(&self) -> Option<&lexicon::Lexicon> {
         None
     }
@@ -305,18 +306,6 @@ impl Conn for SqliteTx<'_> {
     }
 }
 
-/// What the connection's in-memory postings answer, if it has them and they
-/// can (`None`: FTS5 must).
-fn in_memory<C: Conn + ?Sized, R>(
-    c: &C,
-    ask: impl FnOnce(&lexicon::Lexicon, &Connection) -> Result<Option<R>>,
-) -> Result<Option<R>> {
-    match c.lexicon() {
-        Some(l) => ask(l, c.conn()),
-        None => Ok(None),
-    }
-}
-
 impl<T: Conn> Reader for T {
     fn schema_version(&self) -> Result<i64> {
         Ok(self
@@ -415,13 +404,13 @@ impl<T: Conn> Reader for T {
         recall::window_ids(self.conn(), s, from, to, n)
     }
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
-        match in_memory(self, |l, c| l.term_hits(c, s, terms, limit))? {
+        match lexicon::term_hits(self.lexicon(), self.conn(), s, terms, limit)? {
             Some(hits) => Ok(hits),
             None => recall::term_hits(self.conn(), s, terms, limit),
         }
     }
     fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
-        match in_memory(self, |l, c| l.term_count(c, s, term, limit))? {
+        match lexicon::term_count(self.lexicon(), self.conn(), s, term, limit)? {
             Some(n) => Ok(n),
             None => recall::term_count(self.conn(), s, term, limit),
         }
