@@ -26,11 +26,21 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
         report.head_hash,
         "9052eec22e3a2a50d21dc44cb9089a4a1f2d0e8b758b9960c3a419e200cfd8c6"
     );
-    // The migration backfilled the full-text index for the old episodes.
+    // The migration backfilled the full-text index for the old episodes
+    // (FTS5's own table: recall scores from the episodes' texts).
+    let indexed: i64 = store
+        .raw_connection()
+        .query_row(
+            "SELECT count(*) FROM episode_fts WHERE episode_fts MATCH ?1",
+            [format!("s{} AND osmosis", subject.id)],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(indexed >= 4, "{indexed} rows indexed with osmosis");
     let hits = store
         .term_hits(&subject, &["osmosis".to_string()], 50)
         .unwrap();
-    assert!(hits.len() >= 4, "{hits:?}");
+    assert_eq!(hits.len() as i64, indexed, "{hits:?}");
     // The passage migration split the old file pages into passages.
     let passages = store.current_passages(&subject).unwrap();
     assert!(!passages.is_empty());

@@ -10,9 +10,12 @@
 //! token included) over N, and n the subject's rows holding the phrase. A
 //! phrase of several tokens (a term FTS5 reads as "mito chondria") is held
 //! where each of its tokens is, as often as the rarest, as the PostgreSQL
-//! engine counts it; recall's terms are one token each. In a store holding
-//! one subject these are FTS5's own scores, to the bit (a unit test compares
-//! them), and a subject's ranking never depends on another subject's rows.
+//! engine counts it (FTS5 wants them adjacent); recall's terms are one token
+//! each. For terms of one token, in a store holding one subject, these are
+//! FTS5's own scores to the bit, on a build whose C compiler does not fuse a
+//! multiply and an add (a unit test compares them; where the average row
+//! holds exactly three tokens FTS5's score is NaN, ours finite). A subject's
+//! ranking never depends on another subject's rows.
 //!
 //! Why the subject's statistics and not the table's, which FTS5's `bm25()`
 //! uses (issue 17, LoCoMo `past_budget`): a word common in one learner's
@@ -25,9 +28,10 @@
 //! them, and kept under a stamp of the index: its averages and structure
 //! records (every committed write to the index changes the structure record:
 //! a new segment, a merge). The stamp and the rows are read in one read
-//! transaction, so a call sees one state of the store. Inside a write
-//! transaction (whose pending rows the index may hold) the postings are read
-//! afresh from that transaction's view and not kept.
+//! transaction, so a call sees one state of the store. Inside a transaction
+//! (a write's pending rows may be in the index) the postings are read afresh
+//! from that transaction's view and not kept. FTS5 itself answers only when
+//! a row of the subject cannot be read (its concepts not JSON).
 
 use super::recall::searched_terms;
 use super::subject_token;
@@ -204,22 +208,22 @@ fn phrases(subject_id: i64, terms: &[String]) -> Vec<Vec<Vec<u8>>> {
 }
 
 /// The subject's postings: `lexicon`'s, kept under the index's stamp, or,
-/// without one (inside a write transaction), read afresh. `None` when the
-/// index holds no row yet, or a row of the subject cannot be read: FTS5
-/// answers then.
+/// without one or inside a transaction, read afresh. `None` when a row of the
+/// subject cannot be read (or the index lacks the records FTS5 writes when it
+/// creates the table): FTS5 answers then.
 fn postings(
     lexicon: Option<&Lexicon>,
     c: &Connection,
     s: &Subject,
 ) -> Result<Option<Arc<Postings>>> {
     match lexicon {
-        Some(l) => {
+        Some(l) if c.is_autocommit() => {
             let tx = c.unchecked_transaction()?;
             let p = l.postings(c, s)?;
             drop(tx);
             Ok(p)
         }
-        None => Ok(refreshed(c, s, None, Vec::new())?.map(Arc::new)),
+        _ => Ok(refreshed(c, s, None, Vec::new())?.map(Arc::new)),
     }
 }
 
@@ -255,7 +259,8 @@ pub(crate) fn term_count(
 
 impl Lexicon {
     /// The subject's postings at the index's current stamp (built or brought
-    /// up to date when it moved); `None` when the index has no row yet.
+    /// up to date when it moved); `None` when the index lacks its records
+    /// (FTS5 writes them when it creates the table) or a row cannot be read.
     fn postings(&self, c: &Connection, s: &Subject) -> Result<Option<Arc<Postings>>> {
         let mut records = c.prepare_cached(
             "SELECT id, block FROM episode_fts_data WHERE id IN (1, 10) ORDER BY id",
@@ -501,7 +506,8 @@ mod tests {
                     .unwrap();
             }
             if round % 4 == 3 {
-                let s = &subjects[round % 2];
+                // Rounds 3, 7, 11: subjects 1, 2, 1.
+                let s = &subjects[(round / 4) % 2];
                 let seqs = vec![1 + rng.below(20) as u64];
                 let e = NewErasure {
                     at,

@@ -1,7 +1,9 @@
 //! The derived indexes recall reads — full-text terms, concepts touched,
 //! vectors — and the candidate pools gathered from them. Every pool reaches
 //! the whole history of its subject; none of these rows is part of the chain.
-//! Full-text search is FTS5: the query syntax lives here and nowhere else.
+//! Full-text search is FTS5 (its MATCH syntax lives here and nowhere else),
+//! scored from the subject's own postings (`lexicon`), which build a query's
+//! phrases from the same `searched_terms`.
 
 use super::{from_ms, id_list, subject_token, to_ms};
 use crate::{Error, Result};
@@ -141,7 +143,9 @@ pub(crate) fn bm25_hits(
 
 /// The newest [`TERM_HITS_BOUND`](crate::TERM_HITS_BOUND) hits in id order (FTS5
 /// stops there, scoring only those), then ranked here as FTS5's `ORDER BY rank`
-/// ranks: best first, ties in id order.
+/// ranks: best first, ties in id order. FTS5's `bm25()` takes the whole
+/// table's statistics: the store answers from the subject's own postings
+/// (`lexicon`), and from here only when those cannot be read.
 pub(crate) fn term_hits(
     c: &Connection,
     s: &Subject,
