@@ -225,6 +225,28 @@ pub struct NewEpisode {
     pub salt: Option<[u8; SALT_BYTES]>,
 }
 
+impl NewEpisode {
+    /// A plain episode of `kind` said at `at`: `text` as its text and its
+    /// summary, the kind's salience, and nothing else (no concepts,
+    /// evidence, data, external id or import key; a fresh salt).
+    pub fn plain(kind: Kind, at: chrono::DateTime<chrono::Utc>, text: impl Into<String>) -> Self {
+        let text = text.into();
+        NewEpisode {
+            kind,
+            at,
+            salience: salience(kind, None),
+            summary: text.clone(),
+            text,
+            concepts: vec![],
+            evidence: vec![],
+            data: serde_json::Map::new(),
+            external_id: None,
+            import_key: None,
+            salt: None,
+        }
+    }
+}
+
 /// An episode as stored.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Episode {

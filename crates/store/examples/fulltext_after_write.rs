@@ -21,20 +21,11 @@ fn ep(i: usize, words: &[&str]) -> NewEpisode {
         text.push(words[(x % words.len() as u64) as usize].to_string());
     }
     text.push(format!("w{}", i % 997));
-    NewEpisode {
-        kind: Kind::Question,
-        at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
-            + chrono::Duration::minutes(i as i64),
-        salience: 0.35,
-        summary: String::new(),
-        text: text.join(" "),
-        concepts: vec![],
-        evidence: vec![],
-        data: serde_json::Map::new(),
-        external_id: None,
-        import_key: None,
-        salt: None,
-    }
+    NewEpisode::plain(
+        Kind::Question,
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::minutes(i as i64),
+        text.join(" "),
+    )
 }
 
 fn main() {

@@ -1,7 +1,7 @@
 //! An old database, frozen as a fixture, still opens, migrates and verifies.
 
 use tm_model::episodes::ChainState;
-use tm_model::episodes::{Kind, NewEpisode, salience};
+use tm_model::episodes::{Kind, NewEpisode};
 use tm_model::subject::SubjectKey;
 use tm_store::sqlite::SqliteStore;
 use tm_store::{Reader, StoreExt, require_subject, verify};
@@ -59,17 +59,8 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
             tx.append(
                 &subject,
                 &NewEpisode {
-                    kind: Kind::Question,
-                    at,
-                    salience: salience(Kind::Question, None),
                     summary: "what is osmosis again".into(),
-                    text: "what is osmosis again?".into(),
-                    concepts: vec![],
-                    evidence: vec![],
-                    data: serde_json::Map::new(),
-                    external_id: None,
-                    import_key: None,
-                    salt: None,
+                    ..NewEpisode::plain(Kind::Question, at, "what is osmosis again?")
                 },
             )
         })

@@ -435,18 +435,13 @@ mod tests {
             vec![]
         };
         NewEpisode {
-            kind: Kind::Question,
-            at: Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
-                + chrono::Duration::minutes(i as i64),
-            salience: 0.35,
-            summary: String::new(),
-            text: text.join(" "),
             concepts,
-            evidence: vec![],
-            data: serde_json::Map::new(),
-            external_id: None,
-            import_key: None,
-            salt: None,
+            ..NewEpisode::plain(
+                Kind::Question,
+                Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
+                    + chrono::Duration::minutes(i as i64),
+                text.join(" "),
+            )
         }
     }
 
