@@ -79,8 +79,10 @@ fn idf(n_row: i64, n_hit: i64) -> f64 {
     if idf <= 0.0 { 1e-6 } else { idf }
 }
 
-/// Each token's (row id, count), ascending id.
-type Terms = HashMap<Box<[u8]>, Vec<(i64, u32)>>;
+/// Each token's (row id, count), ascending id. Tokens and lists are shared
+/// between a subject's states: an append copies the map's pointers and the
+/// lists it adds to, not every list.
+type Terms = HashMap<Arc<[u8]>, Arc<Vec<(i64, u32)>>>;
 
 /// One subject's rows in the index: each token's (row id, count), ascending
 /// id.
@@ -116,14 +118,19 @@ impl Postings {
         }
         let terms = Arc::make_mut(&mut self.terms);
         for (t, n) in counts {
-            terms.entry(t.into_boxed_slice()).or_default().push((id, n));
+            match terms.get_mut(t.as_slice()) {
+                Some(list) => Arc::make_mut(list).push((id, n)),
+                None => {
+                    terms.insert(Arc::from(t), Arc::new(vec![(id, n)]));
+                }
+            }
         }
         self.live += 1;
         self.max_id = self.max_id.max(id);
     }
 
     fn of(&self, token: &[u8]) -> &[(i64, u32)] {
-        self.terms.get(token).map_or(&[], Vec::as_slice)
+        self.terms.get(token).map_or(&[], |list| list.as_slice())
     }
 
     /// The rows holding `phrase`: every one of its tokens, counted as often as
