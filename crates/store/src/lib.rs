@@ -50,6 +50,25 @@ pub(crate) fn ascii_runs(text: &str) -> impl Iterator<Item = &str> {
         .filter(|t| !t.is_empty())
 }
 
+/// BM25's k1 and b, as FTS5 sets them: both engines' full text scores with them.
+pub(crate) const BM25_K1: f64 = 1.2;
+pub(crate) const BM25_B: f64 = 0.75;
+
+/// The IDF FTS5 gives a phrase that `n_hit` of `n_row` rows hold:
+/// `ln((N − n + 0.5)/(n + 0.5))`, at least 1e-6.
+pub(crate) fn bm25_idf(n_row: f64, n_hit: f64) -> f64 {
+    let idf = ((n_row - n_hit + 0.5) / (n_hit + 0.5)).ln();
+    if idf <= 0.0 { 1e-6 } else { idf }
+}
+
+/// The length part of a row's BM25 denominator, `k1·(1 − b + b·D/avgdl)`,
+/// with the row's length D read as −1, as FTS5 reads it in a contentless
+/// table without `columnsize` (the episodes' index): `k1·(1 − b − b/avgdl)`.
+pub(crate) fn bm25_norm(avgdl: f64) -> f64 {
+    // The same bits as FTS5's `1 − b + b·(−1)/avgdl`: negating is exact.
+    BM25_K1 * (1.0 - BM25_B - BM25_B / avgdl)
+}
+
 /// The token every indexed row of a subject starts with, in both engines: it
 /// confines a full-text query (episodes or passages) to one subject.
 pub(crate) fn subject_token(subject_id: i64) -> String {

@@ -14,8 +14,7 @@ use crate::Result;
 use postgres::GenericClient;
 use std::collections::HashMap;
 
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
+use crate::{BM25_B as B, BM25_K1 as K1};
 
 /// Episodes' index.
 pub(crate) const EPISODES: &str = "e";
@@ -224,12 +223,8 @@ fn single_token_hits<C: GenericClient>(
     let (n_docs, n_tokens, counts): (i64, i64, Vec<i64>) = (row.get(0), row.get(1), row.get(2));
     let n = n_docs as f64;
     let avgdl = n_tokens as f64 / n.max(1.0);
-    // Row length −1 (FTS5's reading of a contentless, columnsize=0 row).
-    let norm = K1 * (1.0 - B - B / avgdl);
-    let idf = |docs: f64| {
-        let v = ((n - docs + 0.5) / (docs + 0.5)).ln();
-        if v <= 0.0 { 1e-6 } else { v }
-    };
+    let norm = crate::bm25_norm(avgdl);
+    let idf = |docs: f64| crate::bm25_idf(n, docs);
     let weights: Vec<f64> = counts.iter().map(|&d| idf(d as f64)).collect();
     // The subject's own token is a phrase of every query, in every row once.
     let own = idf(n) * ((1.0 * (K1 + 1.0)) / (1.0 + norm));

@@ -43,14 +43,8 @@ use std::sync::{Arc, Mutex};
 use tm_model::recall::episode_index_text;
 use tm_model::subject::Subject;
 
-/// FTS5's BM25 constants.
-const K1: f64 = 1.2;
-const B: f64 = 0.75;
 /// FTS5 cuts longer tokens to this many bytes (`FTS5_MAX_TOKEN_SIZE`).
 const MAX_TOKEN: usize = 32_768;
-/// A row's length as FTS5 reads it in a contentless table without
-/// `columnsize`.
-const ROW_LENGTH: f64 = -1.0;
 
 /// The tokens FTS5's `ascii` tokenizer makes of `text`: runs of bytes that
 /// are not ASCII non-alphanumerics, ASCII letters folded to lower case, cut
@@ -62,21 +56,16 @@ fn tokens(text: &str) -> impl Iterator<Item = Vec<u8>> + '_ {
 /// A row's BM25 as `fts5Bm25Function` sums it: phrase by phrase, in the
 /// query's order, `freqs` the row's count of each phrase. A phrase the row
 /// does not hold adds nothing (FTS5 adds a zero, which leaves the sum's bits
-/// as they are, or a NaN when `avgdl` is exactly 3).
-fn bm25(freqs: impl Iterator<Item = f64>, idf: &[f64], avgdl: f64) -> f64 {
+/// as they are, or a NaN when `avgdl` is exactly 3); `norm` is
+/// [`bm25_norm`](crate::bm25_norm) of the average row.
+fn bm25(freqs: impl Iterator<Item = f64>, idf: &[f64], norm: f64) -> f64 {
     let mut score = 0.0f64;
     for (f, idf) in freqs.zip(idf) {
         if f > 0.0 {
-            score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1.0 - B + B * ROW_LENGTH / avgdl)));
+            score += idf * ((f * (crate::BM25_K1 + 1.0)) / (f + norm));
         }
     }
     score
-}
-
-/// The IDF `fts5Bm25GetData` gives a phrase that `n_hit` of `n_row` rows hold.
-fn idf(n_row: i64, n_hit: i64) -> f64 {
-    let idf = (((n_row - n_hit) as f64 + 0.5) / (n_hit as f64 + 0.5)).ln();
-    if idf <= 0.0 { 1e-6 } else { idf }
 }
 
 /// Each token's (row id, count), ascending id. Tokens and lists are shared
@@ -168,7 +157,7 @@ impl Postings {
         let lists: Vec<Cow<'_, [(i64, u32)]>> = phrases.iter().map(|p| self.phrase(p)).collect();
         let idf: Vec<f64> = lists
             .iter()
-            .map(|l| idf(self.live, l.len() as i64))
+            .map(|l| crate::bm25_idf(self.live as f64, l.len() as f64))
             .collect();
         // The newest hits, as FTS5's `ORDER BY rowid DESC LIMIT` gives them.
         let mut ids: Vec<i64> = lists[1..]
@@ -178,7 +167,7 @@ impl Postings {
         ids.sort_unstable_by(|a, b| b.cmp(a));
         ids.dedup();
         ids.truncate(crate::TERM_HITS_BOUND);
-        let avgdl = self.tokens as f64 / self.live as f64;
+        let norm = crate::bm25_norm(self.tokens as f64 / self.live as f64);
         let mut hits: Vec<(i64, f64)> = ids
             .into_iter()
             .map(|id| {
@@ -188,7 +177,7 @@ impl Postings {
                             .map_or(0.0, |i| f64::from(list[i].1))
                     }),
                     &idf,
-                    avgdl,
+                    norm,
                 );
                 (id, score)
             })
