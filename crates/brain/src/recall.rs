@@ -18,8 +18,8 @@ use tm_embed::Embedder;
 use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::recall::{
-    Basis, Candidate, CandidateFacts, RecallParams, collapse_key, distinctive_terms,
-    narrates_period, recall, same_sitting,
+    Basis, CENTRED_SHARE, Candidate, CandidateFacts, RecallParams, centred_cosine, collapse_key,
+    distinctive_terms, narrates_period, recall, same_sitting,
 };
 use tm_model::subject::Subject;
 use tm_model::window::{Window, parse_window, window_words};
@@ -53,6 +53,10 @@ pub struct RecallQuery<'a> {
 pub struct Signals {
     pub lexical: f32,
     pub semantic: f32,
+    /// The cosine once a share of the subject's mean vector is left out of
+    /// both (`tm_model::recall::centred_cosine`): what ranks a match by
+    /// meaning. `null` when the episode has no vector.
+    pub centred: Option<f32>,
     pub concept: bool,
     pub salience: f32,
     pub recency: f32,
@@ -150,6 +154,10 @@ struct VectorSet {
     /// The store's vector stamp when loaded: a change means vectors were
     /// stored since.
     stamp: (u64, i64),
+    /// The sum of every vector pushed, and how many: the subject's mean
+    /// ([`VectorSet::centre`]).
+    sum: Arc<Vec<f64>>,
+    summed: usize,
 }
 
 #[derive(Default)]
@@ -169,6 +177,8 @@ impl VectorSet {
             index: HashMap::default(),
             dim,
             stamp,
+            sum: Arc::new(vec![0.0; dim]),
+            summed: 0,
         }
     }
 
@@ -179,6 +189,8 @@ impl VectorSet {
             index: self.index.clone(),
             dim: self.dim,
             stamp,
+            sum: self.sum.clone(),
+            summed: self.summed,
         };
         set.push(rows);
         if set.segments.len() > MAX_SEGMENTS {
@@ -204,9 +216,14 @@ impl VectorSet {
         let mut seg = Segment::default();
         seg.ids.reserve(n);
         seg.data.reserve(n * self.dim);
+        let sum = Arc::make_mut(&mut self.sum);
         for (id, v) in rows {
             self.index.insert(id, (at, seg.ids.len() as u32));
             seg.ids.push(id);
+            for (s, &h) in sum.iter_mut().zip(&v) {
+                *s += f64::from(half::f16::from_bits(h).to_f32());
+            }
+            self.summed += 1;
             seg.data.extend_from_slice(&v);
         }
         if !seg.ids.is_empty() {
@@ -218,7 +235,19 @@ impl VectorSet {
         let rows: Vec<(i64, Vec<u16>)> = self.iter().map(|(id, v)| (id, v.to_vec())).collect();
         self.segments.clear();
         self.index.clear();
+        self.sum = Arc::new(vec![0.0; self.dim]);
+        self.summed = 0;
         self.push_halves(rows.len(), rows.into_iter());
+    }
+
+    /// [`CENTRED_SHARE`] of the subject's mean vector, which the question's
+    /// and each episode's vector leave out before their centred cosine
+    /// ([`centred_cosine`]); `None` for an empty set.
+    fn centre(&self) -> Option<Vec<f32>> {
+        (self.summed > 0).then(|| {
+            let share = f64::from(CENTRED_SHARE) / self.summed as f64;
+            self.sum.iter().map(|s| (s * share) as f32).collect()
+        })
     }
 
     /// Every (id, vector as halves).
@@ -231,7 +260,11 @@ impl VectorSet {
     /// The vector of `id` as halves, if the set has one.
     #[cfg(test)]
     fn get(&self, id: i64) -> Option<&[u16]> {
-        let &(s, p) = self.index.get(&id)?;
+        self.at(*self.index.get(&id)?)
+    }
+
+    /// The vector at a place of [`VectorSet::index`], as halves.
+    fn at(&self, (s, p): (u32, u32)) -> Option<&[u16]> {
         let (s, p) = (s as usize, p as usize);
         self.segments
             .get(s)?
@@ -804,17 +837,26 @@ impl Recaller {
             told_periods(store, subject, &derived)?;
         }
         let narrations = narrations(store, subject, &derived)?;
+        // A share of the subject's mean, with its dot products with the
+        // question and itself, for each candidate's centred cosine.
+        let centre = qvec
+            .filter(|_| !scanned.is_empty())
+            .zip(vectors.centre())
+            .map(|(qv, m)| (tm_embed::cosine(qv, &m), tm_embed::cosine(&m, &m), m));
         let mut candidates = Vec::with_capacity(derived.len());
         for d in &derived {
             let f = &d.facts;
+            let place = vectors.index.get(&f.id).copied();
             let semantic = match semantic.get(&f.id) {
                 Some(s) => *s,
-                None => vectors
-                    .index
-                    .get(&f.id)
-                    .and_then(|&(s, p)| scanned.get(s as usize)?.get(p as usize).copied())
+                None => place
+                    .and_then(|(s, p)| scanned.get(s as usize)?.get(p as usize).copied())
                     .unwrap_or(0.0),
             };
+            let centred = centre.as_ref().zip(place).and_then(|((qm, mm, m), place)| {
+                let dm = tm_embed::cosine_halves(m, vectors.at(place)?);
+                Some(centred_cosine(semantic, *qm, dm, *mm))
+            });
             candidates.push(Candidate {
                 id: f.id,
                 seq: f.seq,
@@ -824,6 +866,7 @@ impl Recaller {
                 collapse_key: d.collapse_key.clone(),
                 lexical: lexical.get(&f.id).copied().unwrap_or(0.0),
                 semantic,
+                centred,
                 concept: concept_hits.contains(&f.id),
                 narration: narrations.contains(&f.id),
                 tells_of: d.tells_of.get().copied().flatten(),
@@ -858,6 +901,7 @@ impl Recaller {
                     signals: Signals {
                         lexical: r.candidate.lexical,
                         semantic: r.candidate.semantic,
+                        centred: r.candidate.centred,
                         concept: r.candidate.concept,
                         salience: r.candidate.salience,
                         recency: r.recency,
@@ -1039,6 +1083,7 @@ impl Recaller {
                         signals: Signals {
                             lexical: 0.0,
                             semantic: 0.0,
+                            centred: None,
                             concept: false,
                             salience: near.salience as f32,
                             recency: tm_model::recall::recency(near.at, q.at),
@@ -1182,5 +1227,18 @@ mod vector_set_tests {
             None,
             "a vector of another shape is left out"
         );
+        // The centre is the share of the mean of the halves held, however
+        // the set was built (merges included), and none for an empty set.
+        let mean: Vec<f32> = (0..3)
+            .map(|i| {
+                let sum: f64 = (1..=100)
+                    .map(|id| f64::from(half::f16::from_f32(row(id).1[i]).to_f32()))
+                    .sum();
+                (sum / 100.0 * f64::from(super::CENTRED_SHARE)) as f32
+            })
+            .collect();
+        assert_eq!(grown.centre(), Some(mean.clone()));
+        assert_eq!(whole.centre(), Some(mean));
+        assert_eq!(VectorSet::empty(3, (0, 0)).centre(), None);
     }
 }

@@ -101,6 +101,54 @@ pub const CONTEXT_SHARE: f32 = 0.5;
 /// rewards agreement, ranked it first.
 pub const BEST_OF_POOL: f32 = 0.8;
 
+/// The share of the subject's mean vector taken from the question's and each
+/// episode's before their cosine ranks a match by meaning
+/// ([`Candidate::centred`]).
+///
+/// What every episode of a subject shares (on a conversation the speakers'
+/// names, which open and fill its turns) raises every cosine with a question
+/// that holds it: the question's nearest turns were greetings ("Thanks,
+/// Dave!", cosine 0.6 with "Which country do Calvin and Dave want to meet
+/// in?") while the turn that answers it sat at 0.52, ranked 115th (issue 17,
+/// LoCoMo open-domain, `past_budget`). Taking the mean out compares what sets
+/// each episode apart. Half of it, measured against none, a quarter, three
+/// quarters and all (BENCHMARKS.md): every share gained on LoCoMo from 1,000
+/// tokens up, half was the one that kept open-domain at 3,000 tokens above the
+/// fusion baseline, and LongMemEval did not move.
+pub const CENTRED_SHARE: f32 = 0.5;
+
+/// The cosine of `q − m` and `d − m` for unit vectors `q` and `d` and a vector
+/// `m`, from their dot products: `qd` = q·d, `qm` = q·m, `dm` = d·m and `mm` =
+/// m·m. With `m` a share of the subject's mean vector
+/// ([`CENTRED_SHARE`]), that share of what the subject's episodes have in
+/// common no longer counts as likeness. 0 when either difference vanishes
+/// or an input is not finite.
+pub fn centred_cosine(qd: f32, qm: f32, dm: f32, mm: f32) -> f32 {
+    let norms = (1.0 - 2.0 * qm + mm) * (1.0 - 2.0 * dm + mm);
+    let c = (qd - qm - dm + mm) / norms.sqrt();
+    if norms > f32::EPSILON && c.is_finite() {
+        c.clamp(-1.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// How one question's cosines become the semantic part of relevance, from
+/// the candidates it is ranked among ([`RecallParams::semantic_scale`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SemanticScale {
+    /// The cosine at which the semantic signal reaches 1
+    /// ([`RecallParams::semantic_full_for`]).
+    pub full: f32,
+    /// What the closest neighbour's cosine gives on that scale: 1 unless it
+    /// lies below the scale's middle.
+    pub top: f32,
+    /// The best centred cosine among the candidates that match by meaning,
+    /// when it is above 0: a match's centred cosine over it, times `top`, is
+    /// its semantic signal.
+    pub centred_best: Option<f32>,
+}
+
 /// One episode offered to recall, with the signals the store measured for it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -120,6 +168,13 @@ pub struct Candidate {
     pub lexical: f32,
     /// Cosine between question and episode vectors, in [-1, 1].
     pub semantic: f32,
+    /// The same cosine once [`CENTRED_SHARE`] of the subject's mean vector is
+    /// taken from both ([`centred_cosine`]): how alike the two are in what
+    /// sets the episode apart from the subject's others. Ranks a match by
+    /// meaning in place of `semantic` ([`RecallParams::relevance`]); the gate
+    /// stays with `semantic`. `None` without a subject mean (then `semantic`
+    /// ranks).
+    pub centred: Option<f32>,
     /// The episode touches a concept the question was routed to.
     pub concept: bool,
     /// The episode narrates memory (an answer whose grounding traced a claim
@@ -232,7 +287,13 @@ impl RecallParams {
     /// meaning, each moderately, ranked below one that matched by one of them
     /// strongly, while agreement of the two is the better evidence (the
     /// rank fusion of BM25 and vector search beat us on exactly those turns).
-    pub fn relevance(&self, c: &Candidate, full: f32) -> f32 {
+    ///
+    /// The semantic signal of a match with a centred cosine
+    /// ([`Candidate::centred`]) is that cosine relative to the best match's,
+    /// times what the best raw cosine gets on the scale above
+    /// ([`SemanticScale`]); a candidate under the floor gets none, as before.
+    pub fn relevance(&self, c: &Candidate, scale: &SemanticScale) -> f32 {
+        let full = scale.full;
         let lexical = clean_unit(c.lexical);
         let lexical = if lexical > self.lexical_floor {
             lexical
@@ -246,8 +307,11 @@ impl RecallParams {
         };
         let cosine = clean_cosine(c.semantic);
         let span = full - self.semantic_floor;
+        let centred = c.centred.filter(|x| x.is_finite()).zip(scale.centred_best);
         let semantic = if cosine < self.semantic_floor {
             0.0
+        } else if let Some((x, best)) = centred {
+            (x / best).clamp(0.0, 1.0) * scale.top
         } else if span > 0.0 {
             ((cosine - self.semantic_floor) / span).clamp(0.0, 1.0)
         } else {
@@ -282,6 +346,36 @@ impl RecallParams {
             best.clamp(middle.min(self.semantic_full), self.semantic_full)
         } else {
             self.semantic_full
+        }
+    }
+
+    /// The [`SemanticScale`] of one question over `candidates`.
+    pub fn semantic_scale<'c>(
+        &self,
+        candidates: impl IntoIterator<Item = &'c Candidate> + Clone,
+    ) -> SemanticScale {
+        let full = self.semantic_full_for(candidates.clone().into_iter().map(|c| c.semantic));
+        let matching = candidates
+            .into_iter()
+            .filter(|c| clean_cosine(c.semantic) >= self.semantic_floor);
+        let mut best_raw = f32::NEG_INFINITY;
+        let mut centred_best = f32::NEG_INFINITY;
+        for c in matching {
+            best_raw = best_raw.max(clean_cosine(c.semantic));
+            if let Some(x) = c.centred.filter(|x| x.is_finite()) {
+                centred_best = centred_best.max(x);
+            }
+        }
+        let span = full - self.semantic_floor;
+        let top = if span > 0.0 && best_raw.is_finite() {
+            ((best_raw - self.semantic_floor) / span).clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        SemanticScale {
+            full,
+            top,
+            centred_best: (centred_best > 0.0).then_some(centred_best),
         }
     }
 }
@@ -443,10 +537,10 @@ pub fn recall(
         .filter(|(_, c)| c.at <= at && (window.is_none() || !c.narration))
         .collect();
     let (live, outside): (Vec<_>, Vec<_>) = past.into_iter().partition(|(_, c)| inside(c));
-    let full = params.semantic_full_for(live.iter().map(|(_, c)| c.semantic));
+    let scale = params.semantic_scale(live.iter().map(|(_, c)| *c));
     let mut entries: Vec<Entry> = live
         .into_iter()
-        .map(|(idx, c)| Entry::new(idx, c, at, params, full))
+        .map(|(idx, c)| Entry::new(idx, c, at, params, &scale))
         .collect();
     let window_empty = window.is_some() && entries.is_empty();
 
@@ -477,10 +571,10 @@ pub fn recall(
     // Abruf läuft zuerst darin"); when the question has content, what
     // matches it outside the window follows every episode inside it.
     if window.is_some() && question_present && !window_empty {
-        let full = params.semantic_full_for(outside.iter().map(|(_, c)| c.semantic));
+        let scale = params.semantic_scale(outside.iter().map(|(_, c)| *c));
         let mut after: Vec<Entry> = outside
             .into_iter()
-            .map(|(idx, c)| Entry::new(idx, c, at, params, full))
+            .map(|(idx, c)| Entry::new(idx, c, at, params, &scale))
             .filter(|e| e.matched)
             .collect();
         with_context(&mut after, &pool);
@@ -534,9 +628,9 @@ impl Entry {
         c: &Candidate,
         now: DateTime<Utc>,
         params: &RecallParams,
-        semantic_full: f32,
+        scale: &SemanticScale,
     ) -> Self {
-        let relevance = params.relevance(c, semantic_full);
+        let relevance = params.relevance(c, scale);
         let recency = recency(c.at, now);
         let salience = clean_unit(c.salience);
         Self {
@@ -673,6 +767,10 @@ fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
                 let seen = &mut merged[i];
                 seen.lexical = clean_unit(seen.lexical).max(clean_unit(c.lexical));
                 seen.semantic = clean_cosine(seen.semantic).max(clean_cosine(c.semantic));
+                seen.centred = match (seen.centred, c.centred) {
+                    (Some(a), Some(b)) => Some(a.max(b)),
+                    (a, b) => a.or(b),
+                };
                 seen.concept |= c.concept;
                 seen.narration |= c.narration;
             }

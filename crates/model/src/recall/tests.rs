@@ -28,6 +28,7 @@ fn plain(id: i64, at: DateTime<Utc>) -> Candidate {
         collapse_key: format!("unique {id}"),
         lexical: 0.0,
         semantic: 0.1,
+        centred: None,
         concept: false,
         narration: false,
         tells_of: None,
@@ -459,11 +460,12 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
         0.0f32..=1.0,
         prop_oneof![Just(0.0f32), 0.0f32..=1.0],
         -1.0f32..=1.0,
+        prop_oneof![Just(None), (-1.0f32..=1.0).prop_map(Some)],
         any::<bool>(),
         0u8..4,
     )
         .prop_map(
-            move |(age_minutes, salience, lexical, semantic, concept, key)| Candidate {
+            move |(age_minutes, salience, lexical, semantic, centred, concept, key)| Candidate {
                 id,
                 // Next to each other in the chain, so context is lent
                 // wherever two share a sitting.
@@ -478,6 +480,7 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
                 },
                 lexical,
                 semantic,
+                centred,
                 concept: concept && key == 1,
                 narration: false,
                 tells_of: None,
@@ -568,12 +571,12 @@ proptest! {
     fn context_only_adds_and_stays_a_share(pool in arb_pool()) {
         let now = day(2026, 9, 15);
         let out = recall(pool.clone(), true, None, now, &P, usize::MAX);
-        let full = P.semantic_full_for(pool.iter().map(|c| c.semantic));
+        let scale = P.semantic_scale(&pool);
         for r in &out.ranked {
             prop_assert!((0.0..=1.0).contains(&r.context), "{}", r.context);
             prop_assert!((0.0..=1.0).contains(&r.relevance), "{}", r.relevance);
             if out.basis == Basis::Matched {
-                prop_assert!(r.relevance >= P.relevance(&r.candidate, full) - 1e-6);
+                prop_assert!(r.relevance >= P.relevance(&r.candidate, &scale) - 1e-6);
             }
         }
     }
@@ -732,6 +735,99 @@ fn the_semantic_signal_is_relative_to_the_questions_best_neighbour() {
     assert_eq!(ids(&out), [2]);
 }
 
+/// `centred_cosine` from dot products is the cosine of the two difference
+/// vectors computed directly.
+#[test]
+fn the_centred_cosine_is_the_cosine_of_the_differences() {
+    fn unit(v: [f32; 4]) -> [f32; 4] {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.map(|x| x / n)
+    }
+    let dot = |a: &[f32; 4], b: &[f32; 4]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+    let q = unit([0.9, 0.3, 0.2, 0.1]);
+    let m = [0.3, 0.25, 0.0, 0.05];
+    for d in [
+        unit([0.8, 0.5, 0.0, 0.2]),
+        unit([0.1, 0.2, 0.9, 0.3]),
+        unit([-0.4, 0.1, 0.2, 0.9]),
+    ] {
+        let (qm, dm): ([f32; 4], [f32; 4]) = (
+            std::array::from_fn(|i| q[i] - m[i]),
+            std::array::from_fn(|i| d[i] - m[i]),
+        );
+        let direct = dot(&qm, &dm) / (dot(&qm, &qm) * dot(&dm, &dm)).sqrt();
+        let got = centred_cosine(dot(&q, &d), dot(&q, &m), dot(&d, &m), dot(&m, &m));
+        assert!((got - direct).abs() < 1e-5, "{got} against {direct}");
+    }
+    // With no mean taken it is the cosine itself; a vanishing difference gives 0.
+    assert!((centred_cosine(0.42, 0.0, 0.0, 0.0) - 0.42).abs() < 1e-6);
+    assert_eq!(centred_cosine(1.0, 1.0, 1.0, 1.0), 0.0);
+    assert_eq!(centred_cosine(f32::NAN, 0.0, 0.0, 0.0), 0.0);
+}
+
+/// Issue 17 (LoCoMo open-domain, `past_budget`): a greeting close to the
+/// question only by what every turn of the subject holds (the speakers'
+/// names) has the higher cosine; the turn that answers it has the higher
+/// centred one, and ranks first. The gate stays with the cosine: a turn under
+/// the floor does not match, whatever its centred cosine.
+#[test]
+fn a_match_ranks_by_what_sets_it_apart_and_the_gate_stays_with_the_cosine() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(10);
+    let greeting = Candidate {
+        semantic: 0.6,
+        centred: Some(0.2),
+        ..plain(1, t)
+    };
+    let answer = Candidate {
+        semantic: 0.52,
+        centred: Some(0.4),
+        ..plain(2, t - Duration::days(1))
+    };
+    let faint = Candidate {
+        semantic: P.semantic_floor - 0.01,
+        centred: Some(0.9),
+        ..plain(3, t)
+    };
+    let pool = vec![greeting, answer, faint];
+    let out = recall(pool.clone(), true, None, now, &P, 10);
+    assert_eq!(ids(&out), [2, 1]);
+    assert!((out.ranked[0].relevance - BEST_OF_POOL).abs() < 1e-6);
+    assert!((out.ranked[1].relevance - BEST_OF_POOL * 0.5).abs() < 1e-6);
+    // The best centred cosine is over the matches alone.
+    assert_eq!(P.semantic_scale(&pool).centred_best, Some(0.4));
+    // Without centred cosines the raw ones rank, as before.
+    let raw: Vec<Candidate> = pool
+        .into_iter()
+        .map(|c| Candidate { centred: None, ..c })
+        .collect();
+    assert_eq!(ids(&recall(raw, true, None, now, &P, 10)), [1, 2]);
+}
+
+/// A question whose closest neighbour barely clears the floor keeps its
+/// damping with centred cosines: the best of them gets what that neighbour's
+/// cosine gets on the raw scale, not full weight.
+#[test]
+fn a_weak_best_neighbour_stays_weak_when_centred() {
+    let t = day(2026, 9, 1);
+    let weak = Candidate {
+        semantic: 0.4,
+        centred: Some(0.3),
+        ..plain(1, t)
+    };
+    let scale = P.semantic_scale([&weak]);
+    let middle = (P.semantic_floor + P.semantic_full) / 2.0;
+    let top = (0.4 - P.semantic_floor) / (middle - P.semantic_floor);
+    assert!((scale.top - top).abs() < 1e-6 && top < 1.0);
+    assert!((P.relevance(&weak, &scale) - BEST_OF_POOL * top).abs() < 1e-6);
+    // A centred best at or under 0 leaves the raw scale in charge.
+    let under = Candidate {
+        centred: Some(-0.1),
+        ..weak.clone()
+    };
+    assert_eq!(P.semantic_scale([&under]).centred_best, None);
+}
+
 /// Issue 17 (LoCoMo `past_budget`): a turn that matches weakly, by meaning
 /// alone, in the sitting where another turn matches the question strongly
 /// belongs to that exchange, and outranks an equal match said alone on
@@ -774,7 +870,7 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
         unmatched,
         far,
     ];
-    let out = recall(pool, true, None, now, &P, 10);
+    let out = recall(pool.clone(), true, None, now, &P, 10);
     assert_eq!(ids(&out), [1, 2, 3, 5]);
     let lent = |id: i64| {
         out.ranked
@@ -785,7 +881,7 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
     assert_eq!(lent(3), Some(0.0));
     assert_eq!(lent(5), Some(0.0));
     // Half of the strong match's relevance, joined by the probabilistic OR.
-    let own = P.relevance(&in_sitting, P.semantic_full_for([0.0, 0.5, 0.5, 0.1]));
+    let own = P.relevance(&in_sitting, &P.semantic_scale(&pool));
     let share = CONTEXT_SHARE * BEST_OF_POOL;
     assert!((lent(2).unwrap() - share).abs() < 1e-6);
     assert!((out.ranked[1].relevance - (1.0 - (1.0 - own) * (1.0 - share))).abs() < 1e-6);
