@@ -115,6 +115,15 @@ fn a_relevant_march_memory_beats_500_newer_irrelevant_ones() {
         got.iter().all(|id| id.starts_with("march")),
         "non-matches must be gated out: {got:?}"
     );
+    // Each ranked episode has a vector, so its centred cosine is shown too.
+    for m in res
+        .ranked
+        .iter()
+        .filter(|m| m.signals.neighbour_of.is_none())
+    {
+        let c = m.signals.centred.expect("a centred cosine");
+        assert!((-1.0..=1.0).contains(&c), "{c}");
+    }
 }
 
 /// A question's word finds its other forms by its words ("research" →

@@ -402,6 +402,7 @@ fn pools_that_found_the_same_episode_merge_their_signals() {
     };
     let from_vectors = Candidate {
         semantic: 0.9,
+        centred: Some(0.3),
         ..plain(1, t)
     };
     let out = recall(
@@ -414,7 +415,9 @@ fn pools_that_found_the_same_episode_merge_their_signals() {
     );
     assert_eq!(ids(&out), [1]);
     assert_eq!(out.ranked[0].count, 1);
-    // Both signals count: the words' 0.4 and a cosine past paraphrase level.
+    assert_eq!(out.ranked[0].candidate.centred, Some(0.3));
+    // Both signals count: the words' 0.4 and a cosine past paraphrase level
+    // (the best centred cosine, under a best raw one past the scale's middle).
     let both = 1.0 - (1.0 - 0.4 * BEST_OF_POOL) * (1.0 - BEST_OF_POOL);
     assert!((out.ranked[0].relevance - both).abs() < 1e-6);
 }
@@ -428,9 +431,13 @@ fn future_episodes_and_broken_signals_are_harmless() {
             lexical: f32::NAN,
             semantic: f32::NAN,
             salience: f32::INFINITY,
+            centred: Some(f32::NAN),
             ..plain(2, now)
         },
-        plain(3, now - Duration::days(1)),
+        Candidate {
+            centred: Some(f32::INFINITY),
+            ..plain(3, now - Duration::days(1))
+        },
     ];
     let out = recall(pool, true, None, now, &P, 10);
     assert_eq!(out.basis, Basis::NothingMatched);
