@@ -18,7 +18,7 @@ use tm_embed::Embedder;
 use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::recall::{
-    Basis, CENTRED_SHARE, Candidate, CandidateFacts, RecallParams, centred_cosine, collapse_key,
+    Basis, Candidate, CandidateFacts, RecallParams, centred_cosine, collapse_key,
     distinctive_terms, narrates_period, recall, same_sitting,
 };
 use tm_model::subject::Subject;
@@ -55,7 +55,9 @@ pub struct Signals {
     pub semantic: f32,
     /// The cosine once a share of the subject's mean vector is left out of
     /// both (`tm_model::recall::centred_cosine`): what ranks a match by
-    /// meaning. `null` when the episode has no vector.
+    /// meaning. `null` when the question or the episode has no vector, when
+    /// its cosine is under the match floor, and for a turn offered as a
+    /// strong match's neighbour.
     pub centred: Option<f32>,
     pub concept: bool,
     pub salience: f32,
@@ -182,8 +184,12 @@ impl VectorSet {
         }
     }
 
-    /// A new set: this one's segments and a new one of `rows`.
-    fn grown(&self, rows: Vec<(i64, Vec<f32>)>, stamp: (u64, i64)) -> VectorSet {
+    /// A new set: this one's segments and a new one of `rows`, less any id
+    /// the set holds already (a vector stored while the set was first read
+    /// can come again as "after" its newest: it would take two places in the
+    /// scan and count twice in the mean).
+    fn grown(&self, mut rows: Vec<(i64, Vec<f32>)>, stamp: (u64, i64)) -> VectorSet {
+        rows.retain(|(id, _)| !self.index.contains_key(id));
         let mut set = VectorSet {
             segments: self.segments.clone(),
             index: self.index.clone(),
@@ -233,19 +239,20 @@ impl VectorSet {
 
     fn merge(&mut self) {
         let rows: Vec<(i64, Vec<u16>)> = self.iter().map(|(id, v)| (id, v.to_vec())).collect();
+        let (sum, summed) = (self.sum.clone(), self.summed);
         self.segments.clear();
         self.index.clear();
-        self.sum = Arc::new(vec![0.0; self.dim]);
-        self.summed = 0;
         self.push_halves(rows.len(), rows.into_iter());
+        // The same vectors: their sum has not changed.
+        (self.sum, self.summed) = (sum, summed);
     }
 
-    /// [`CENTRED_SHARE`] of the subject's mean vector, which the question's
-    /// and each episode's vector leave out before their centred cosine
-    /// ([`centred_cosine`]); `None` for an empty set.
-    fn centre(&self) -> Option<Vec<f32>> {
-        (self.summed > 0).then(|| {
-            let share = f64::from(CENTRED_SHARE) / self.summed as f64;
+    /// `share` of the subject's mean vector, which the question's and each
+    /// episode's vector leave out before their centred cosine
+    /// ([`centred_cosine`]); `None` for an empty set or no share.
+    fn centre(&self, share: f32) -> Option<Vec<f32>> {
+        (self.summed > 0 && share > 0.0).then(|| {
+            let share = f64::from(share) / self.summed as f64;
             self.sum.iter().map(|s| (s * share) as f32).collect()
         })
     }
@@ -355,6 +362,7 @@ impl Recaller {
             semantic_floor: c.match_floor,
             semantic_full: c.match_full,
             route_floor: c.route_floor,
+            centred_share: c.centred_share,
             ..RecallParams::MINILM
         };
         Recaller {
@@ -841,7 +849,7 @@ impl Recaller {
         // question and itself, for each candidate's centred cosine.
         let centre = qvec
             .filter(|_| !scanned.is_empty())
-            .zip(vectors.centre())
+            .zip(vectors.centre(self.params.centred_share))
             .map(|(qv, m)| (tm_embed::cosine(qv, &m), tm_embed::cosine(&m, &m), m));
         let mut candidates = Vec::with_capacity(derived.len());
         for d in &derived {
@@ -853,10 +861,16 @@ impl Recaller {
                     .and_then(|(s, p)| scanned.get(s as usize)?.get(p as usize).copied())
                     .unwrap_or(0.0),
             };
-            let centred = centre.as_ref().zip(place).and_then(|((qm, mm, m), place)| {
-                let dm = tm_embed::cosine_halves(m, vectors.at(place)?);
-                Some(centred_cosine(semantic, *qm, dm, *mm))
-            });
+            // Only a match by meaning ranks by it: under the floor it would be
+            // read by nothing.
+            let centred = centre
+                .as_ref()
+                .zip(place)
+                .filter(|_| semantic >= self.params.semantic_floor)
+                .and_then(|((qm, mm, m), place)| {
+                    let dm = tm_embed::cosine_halves(m, vectors.at(place)?);
+                    Some(centred_cosine(semantic, *qm, dm, *mm))
+                });
             candidates.push(Candidate {
                 id: f.id,
                 seq: f.seq,
@@ -1234,11 +1248,17 @@ mod vector_set_tests {
                 let sum: f64 = (1..=100)
                     .map(|id| f64::from(half::f16::from_f32(row(id).1[i]).to_f32()))
                     .sum();
-                (sum / 100.0 * f64::from(super::CENTRED_SHARE)) as f32
+                (sum / 100.0 * f64::from(tm_model::recall::CENTRED_SHARE)) as f32
             })
             .collect();
-        assert_eq!(grown.centre(), Some(mean.clone()));
-        assert_eq!(whole.centre(), Some(mean));
-        assert_eq!(VectorSet::empty(3, (0, 0)).centre(), None);
+        let share = tm_model::recall::CENTRED_SHARE;
+        assert_eq!(grown.centre(share), Some(mean.clone()));
+        assert_eq!(whole.centre(share), Some(mean));
+        assert_eq!(whole.centre(0.0), None, "no share, no centre");
+        // An id the set holds already is not taken twice.
+        let again = grown.grown(vec![row(5)], (999, 999));
+        assert_eq!(all(&again), all(&grown));
+        assert_eq!(again.centre(share), grown.centre(share));
+        assert_eq!(VectorSet::empty(3, (0, 0)).centre(share), None);
     }
 }

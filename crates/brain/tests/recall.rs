@@ -115,15 +115,73 @@ fn a_relevant_march_memory_beats_500_newer_irrelevant_ones() {
         got.iter().all(|id| id.starts_with("march")),
         "non-matches must be gated out: {got:?}"
     );
-    // Each ranked episode has a vector, so its centred cosine is shown too.
+}
+
+/// The hashing embedder read as if its calibration took half the subject's
+/// mean out, as MiniLM's does (the hashing one takes none), so a test with
+/// no model can see the centred cosine.
+struct Centring(HashEmbedder);
+
+impl tm_embed::Embedder for Centring {
+    fn calibration(&self) -> tm_embed::Calibration {
+        tm_embed::Calibration {
+            centred_share: tm_model::recall::CENTRED_SHARE,
+            ..tm_embed::Calibration::HASHED
+        }
+    }
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn dim(&self) -> usize {
+        self.0.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        self.0.embed(texts)
+    }
+}
+
+/// A match by meaning shows the centred cosine it ranks by, where the
+/// embedder's calibration takes a share of the subject's mean; where it
+/// takes none, no episode has one.
+#[test]
+fn a_match_by_meaning_shows_its_centred_cosine() {
+    let at = t("2026-03-10T10:00:00Z");
+    let mut events = vec![
+        learner("pump", at, "How does the sodium-potassium pump move ions?"),
+        tutor(
+            "pump-a",
+            at + Duration::seconds(5),
+            "The sodium-potassium pump spends ATP to move three sodium ions out.",
+        ),
+    ];
+    for i in 0..30 {
+        events.push(learner(
+            &format!("n{i}"),
+            at + Duration::hours(3 * (i + 1)),
+            &format!("Let us review chapter {i} on fractions"),
+        ));
+    }
+    let (store, plain) = subject_with(&events);
+    let question = "Remind me how the sodium-potassium pump works";
+    let later = at + Duration::days(10);
+    let centring = Recaller::new(Arc::new(Centring(HashEmbedder::new())));
+    let res = ask(&*store, &centring, question, later);
+    assert_eq!(res.basis, "matched");
+    let floor = tm_embed::Calibration::HASHED.match_floor;
     for m in res
         .ranked
         .iter()
         .filter(|m| m.signals.neighbour_of.is_none())
     {
-        let c = m.signals.centred.expect("a centred cosine");
-        assert!((-1.0..=1.0).contains(&c), "{c}");
+        let by_meaning = m.signals.semantic >= floor;
+        assert_eq!(m.signals.centred.is_some(), by_meaning, "{:?}", m.signals);
+        if let Some(c) = m.signals.centred {
+            assert!((-1.0..=1.0).contains(&c), "{c}");
+        }
     }
+    assert!(res.ranked.iter().any(|m| m.signals.centred.is_some()));
+    let res = ask(&*store, &plain, question, later);
+    assert!(res.ranked.iter().all(|m| m.signals.centred.is_none()));
 }
 
 /// A question's word finds its other forms by its words ("research" →

@@ -47,6 +47,11 @@ pub struct Calibration {
     /// Cosine between a question and a concept name that routes the
     /// question to the concept.
     pub route_floor: f32,
+    /// The share of the subject's mean vector taken from the question's and
+    /// an episode's before their cosine ranks a match by meaning
+    /// (`tm_model::recall::RecallParams::centred_share`); 0 leaves the
+    /// cosine as it is. Set where it was measured to help.
+    pub centred_share: f32,
 }
 
 impl Calibration {
@@ -68,6 +73,9 @@ impl Calibration {
         match_floor: 0.3,
         match_full: 0.8,
         route_floor: 0.5,
+        // LoCoMo (issue 17): half lifted open-domain at 3,000 tokens 0.628 →
+        // 0.644; LongMemEval neutral from 1,000 tokens (BENCHMARKS.md).
+        centred_share: 0.5,
     };
     /// multilingual-e5-small: its cosines sit high and close together, so
     /// every threshold is higher than MiniLM's. Set on named cases
@@ -83,6 +91,10 @@ impl Calibration {
         match_floor: 0.79,
         match_full: 0.9,
         route_floor: 0.83,
+        // Half lost 0.011–0.018 of LoCoMo's evidence recall at every budget
+        // (BENCHMARKS.md): e5's cosines sit in a narrow band that the scale
+        // from its floor already spreads.
+        centred_share: 0.0,
     };
     /// The hashing embedder: unrelated texts share character n-grams, so its
     /// cosines run higher and say nothing of meaning; only a near-exact name routes.
@@ -92,6 +104,8 @@ impl Calibration {
         match_floor: 0.45,
         match_full: 0.9,
         route_floor: 0.6,
+        // Its cosines are not meaning; half changed nothing on LoCoMo.
+        centred_share: 0.0,
     };
 }
 

@@ -101,9 +101,9 @@ pub const CONTEXT_SHARE: f32 = 0.5;
 /// rewards agreement, ranked it first.
 pub const BEST_OF_POOL: f32 = 0.8;
 
-/// The share of the subject's mean vector taken from the question's and each
-/// episode's before their cosine ranks a match by meaning
-/// ([`Candidate::centred`]).
+/// The share of the subject's mean vector that MiniLM's recall takes from the
+/// question's and each episode's before their cosine ranks a match by
+/// meaning ([`Candidate::centred`], [`RecallParams::centred_share`]).
 ///
 /// What every episode of a subject shares (on a conversation the speakers'
 /// names, which open and fill its turns) raises every cosine with a question
@@ -111,16 +111,20 @@ pub const BEST_OF_POOL: f32 = 0.8;
 /// Dave!", cosine 0.6 with "Which country do Calvin and Dave want to meet
 /// in?") while the turn that answers it sat at 0.52, ranked 115th (issue 17,
 /// LoCoMo open-domain, `past_budget`). Taking the mean out compares what sets
-/// each episode apart. Half of it, measured against none, a quarter, three
-/// quarters and all (BENCHMARKS.md): every share gained on LoCoMo from 1,000
-/// tokens up, half was the one that kept open-domain at 3,000 tokens above the
-/// fusion baseline, and LongMemEval did not move.
+/// each episode apart. With MiniLM, half of it, measured on LoCoMo against none, a
+/// quarter, three quarters and all (BENCHMARKS.md): three quarters and all
+/// gained at every budget from 1,000 tokens, half gained at 500, 1,000 and
+/// 3,000 tokens (0.001 less at 1,500) and was the one share that took
+/// open-domain at 3,000 tokens past the fusion baseline, by 0.003. On
+/// LongMemEval half was neutral from 1,000 tokens and cost 0.006 at 500. Other
+/// embedders set their own (`tm_embed::Calibration::centred_share`): with
+/// multilingual-e5-small half lost at every budget, so it takes none.
 pub const CENTRED_SHARE: f32 = 0.5;
 
 /// The cosine of `q − m` and `d − m` for unit vectors `q` and `d` and a vector
 /// `m`, from their dot products: `qd` = q·d, `qm` = q·m, `dm` = d·m and `mm` =
 /// m·m. With `m` a share of the subject's mean vector
-/// ([`CENTRED_SHARE`]), that share of what the subject's episodes have in
+/// ([`RecallParams::centred_share`]), that share of what the subject's episodes have in
 /// common no longer counts as likeness. 0 when either difference vanishes
 /// or an input is not finite.
 pub fn centred_cosine(qd: f32, qm: f32, dm: f32, mm: f32) -> f32 {
@@ -168,12 +172,14 @@ pub struct Candidate {
     pub lexical: f32,
     /// Cosine between question and episode vectors, in [-1, 1].
     pub semantic: f32,
-    /// The same cosine once [`CENTRED_SHARE`] of the subject's mean vector is
-    /// taken from both ([`centred_cosine`]): how alike the two are in what
+    /// The same cosine once [`RecallParams::centred_share`] of the subject's
+    /// mean vector is taken from both ([`centred_cosine`]): how alike the two are in what
     /// sets the episode apart from the subject's others. Ranks a match by
-    /// meaning in place of `semantic` ([`RecallParams::relevance`]); the gate
-    /// stays with `semantic`. `None` without a subject mean (then `semantic`
-    /// ranks).
+    /// meaning in place of `semantic` ([`RecallParams::relevance`]) when the
+    /// best match's is above 0; the gate stays with `semantic`. `None` when
+    /// there is no subject mean, no vector of the episode, or its cosine is
+    /// under the floor (then `semantic` ranks it; from the brain, a match
+    /// by meaning always has one).
     pub centred: Option<f32>,
     /// The episode touches a concept the question was routed to.
     pub concept: bool,
@@ -217,6 +223,10 @@ pub struct RecallParams {
     /// a question is about a few things, and each routed concept widens the
     /// concept pool by every episode touching it.
     pub route_limit: usize,
+    /// The share of the subject's mean vector taken out before a match by
+    /// meaning is ranked ([`Candidate::centred`]); 0 ranks by the cosine
+    /// itself. Default [`CENTRED_SHARE`], for MiniLM.
+    pub centred_share: f32,
 }
 
 /// What recall needs of a candidate episode before it knows which win: kind,
@@ -247,6 +257,7 @@ impl RecallParams {
         semantic_full: 0.8,
         route_floor: 0.5,
         route_limit: 3,
+        centred_share: CENTRED_SHARE,
     };
 
     /// The concepts a question's vector routes to: given each concept's
@@ -275,8 +286,9 @@ impl RecallParams {
 
     /// Relevance in [0, 1]: the probabilistic OR `1 − (1−b·l)(1−c)(1−b·s)` of
     /// the lexical signal `l`, the concept hit `c` and the semantic signal `s`
-    /// rescaled from the floor to cosine `full` (the question's scale,
-    /// [`semantic_full_for`](Self::semantic_full_for)), where `b` is
+    /// (the cosine rescaled from the floor to `full`, the question's scale,
+    /// [`semantic_full_for`](Self::semantic_full_for), or the centred cosine
+    /// on it, below), where `b` is
     /// [`BEST_OF_POOL`] (the two relative signals reach 1 at the pool's best).
     /// Each reads as independent evidence that the episode answers the
     /// question: one strong signal keeps its value, and signals that agree add
