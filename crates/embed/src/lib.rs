@@ -74,7 +74,8 @@ impl Calibration {
         match_full: 0.8,
         route_floor: 0.5,
         // LoCoMo (issue 17): half lifted open-domain at 3,000 tokens 0.628 →
-        // 0.644; LongMemEval neutral from 1,000 tokens (BENCHMARKS.md).
+        // 0.644; LongMemEval neutral from 1,000 tokens, 0.006 less at 500
+        // (BENCHMARKS.md).
         centred_share: 0.5,
     };
     /// multilingual-e5-small: its cosines sit high and close together, so
