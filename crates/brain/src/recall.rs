@@ -205,15 +205,23 @@ impl VectorSet {
         set
     }
 
+    /// A new segment of new vectors, which join the sum.
     fn push(&mut self, rows: Vec<(i64, Vec<f32>)>) {
         let dim = self.dim;
-        self.push_halves(
-            rows.len(),
-            rows.into_iter()
-                // A vector of another shape cannot be compared.
-                .filter(|(_, v)| v.len() == dim)
-                .map(|(id, v)| (id, tm_embed::to_halves(&v))),
-        );
+        let rows: Vec<(i64, Vec<u16>)> = rows
+            .into_iter()
+            // A vector of another shape cannot be compared.
+            .filter(|(_, v)| v.len() == dim)
+            .map(|(id, v)| (id, tm_embed::to_halves(&v)))
+            .collect();
+        let sum = Arc::make_mut(&mut self.sum);
+        for (_, v) in &rows {
+            for (s, &h) in sum.iter_mut().zip(v) {
+                *s += f64::from(half::f16::from_bits(h).to_f32());
+            }
+        }
+        self.summed += rows.len();
+        self.push_halves(rows.len(), rows.into_iter());
     }
 
     /// A new segment of `rows` (each `dim` halves), about `n` of them.
@@ -222,14 +230,9 @@ impl VectorSet {
         let mut seg = Segment::default();
         seg.ids.reserve(n);
         seg.data.reserve(n * self.dim);
-        let sum = Arc::make_mut(&mut self.sum);
         for (id, v) in rows {
             self.index.insert(id, (at, seg.ids.len() as u32));
             seg.ids.push(id);
-            for (s, &h) in sum.iter_mut().zip(&v) {
-                *s += f64::from(half::f16::from_bits(h).to_f32());
-            }
-            self.summed += 1;
             seg.data.extend_from_slice(&v);
         }
         if !seg.ids.is_empty() {
@@ -239,12 +242,10 @@ impl VectorSet {
 
     fn merge(&mut self) {
         let rows: Vec<(i64, Vec<u16>)> = self.iter().map(|(id, v)| (id, v.to_vec())).collect();
-        let (sum, summed) = (self.sum.clone(), self.summed);
         self.segments.clear();
         self.index.clear();
+        // The same vectors: their sum stands.
         self.push_halves(rows.len(), rows.into_iter());
-        // The same vectors: their sum has not changed.
-        (self.sum, self.summed) = (sum, summed);
     }
 
     /// `share` of the subject's mean vector, which the question's and each

@@ -351,6 +351,12 @@ impl RecallParams {
             .into_iter()
             .map(clean_cosine)
             .fold(f32::NEG_INFINITY, f32::max);
+        self.full_at(best)
+    }
+
+    /// [`semantic_full_for`](Self::semantic_full_for) of a question whose
+    /// candidates' best (clean) cosine is `best`.
+    fn full_at(&self, best: f32) -> f32 {
         // Never below the middle of the scale: a question whose closest
         // neighbour barely clears the floor has no neighbour that close.
         let middle = (self.semantic_floor + self.semantic_full) / 2.0;
@@ -364,23 +370,24 @@ impl RecallParams {
     /// The [`SemanticScale`] of one question over `candidates`.
     pub fn semantic_scale<'c>(
         &self,
-        candidates: impl IntoIterator<Item = &'c Candidate> + Clone,
+        candidates: impl IntoIterator<Item = &'c Candidate>,
     ) -> SemanticScale {
-        let full = self.semantic_full_for(candidates.clone().into_iter().map(|c| c.semantic));
-        let matching = candidates
-            .into_iter()
-            .filter(|c| clean_cosine(c.semantic) >= self.semantic_floor);
-        let mut best_raw = f32::NEG_INFINITY;
+        let mut best = f32::NEG_INFINITY;
         let mut centred_best = f32::NEG_INFINITY;
-        for c in matching {
-            best_raw = best_raw.max(clean_cosine(c.semantic));
-            if let Some(x) = c.centred.filter(|x| x.is_finite()) {
+        for c in candidates {
+            let cosine = clean_cosine(c.semantic);
+            best = best.max(cosine);
+            if cosine >= self.semantic_floor
+                && let Some(x) = c.centred.filter(|x| x.is_finite())
+            {
                 centred_best = centred_best.max(x);
             }
         }
+        let full = self.full_at(best);
         let span = full - self.semantic_floor;
-        let top = if span > 0.0 && best_raw.is_finite() {
-            ((best_raw - self.semantic_floor) / span).clamp(0.0, 1.0)
+        // What the closest neighbour gets, when one matches by meaning.
+        let top = if span > 0.0 && best >= self.semantic_floor {
+            ((best - self.semantic_floor) / span).clamp(0.0, 1.0)
         } else {
             1.0
         };
