@@ -353,6 +353,10 @@ impl Brain {
         timezone: Option<chrono_tz::Tz>,
         at: DateTime<Utc>,
     ) -> Result<(Subject, bool)> {
+        tm_model::subject::check_title(title).map_err(|e| Error::Invalid(e.to_string()))?;
+        if let Some(l) = language {
+            tm_model::subject::check_language(l).map_err(|e| Error::Invalid(e.to_string()))?;
+        }
         self.pool.with(|store| {
             let existed = store.subject(key)?.is_some();
             store.write_with(|tx| {

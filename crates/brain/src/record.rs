@@ -204,6 +204,12 @@ fn read_beside(base: &Path, path: &str, outside: bool) -> Result<Vec<u8>> {
     let cannot = |what: &dyn std::fmt::Display, e: &dyn std::fmt::Display| {
         Error::Invalid(format!("cannot read {what}: {e}"))
     };
+    // An empty folder (the parent of a bare file name) is the current one.
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
     let folder = base
         .canonicalize()
         .map_err(|e| cannot(&base.display(), &e))?;

@@ -105,3 +105,43 @@ fn an_export_folder_imports_into_a_new_store_with_the_same_heads() {
     let verified = cli(&copy, &["verify"]);
     assert!(verified.contains("intact"), "{verified}");
 }
+
+#[test]
+fn a_history_named_by_its_bare_name_reads_its_files_from_the_current_folder() {
+    // The README's first command, run from the history's own folder: the
+    // history's parent is then empty, and its files' paths must still
+    // resolve beside it.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bare.db");
+    let folder = std::path::Path::new(common::SAMPLE).parent().unwrap();
+    let out = common::tm(&db)
+        .current_dir(folder)
+        .args(["import", "history.jsonl"])
+        .output()
+        .unwrap();
+    let said = common::succeeded(&["import", "history.jsonl"], out);
+    assert!(said.contains("appended"), "{said}");
+
+    // A file the history names that is missing: the error names the path tried.
+    let elsewhere = dir.path().join("h");
+    std::fs::create_dir(&elsewhere).unwrap();
+    std::fs::write(
+        elsewhere.join("history.jsonl"),
+        concat!(
+            r#"{"type":"subject","learner":"ana","subject":"lost","title":"Lost"}"#,
+            "\n",
+            r#"{"type":"file","at":"2026-11-01T10:00:00Z","name":"missing.md","path":"files/missing.md"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let out = common::tm(&db)
+        .current_dir(&elsewhere)
+        .args(["import", "history.jsonl"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("files/missing.md"), "{err}");
+    assert!(!err.contains("cannot read :"), "{err}");
+}

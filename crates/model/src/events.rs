@@ -231,10 +231,11 @@ impl SubjectLine {
             return Err(bad("the first line must be {\"type\":\"subject\", …}"));
         };
         let key = SubjectKey::new(&learner, &subject).map_err(|e| bad(e.to_string()))?;
-        if let Some(l) = &language
-            && !is_language_tag(l)
-        {
-            return Err(bad(format!("\"language\" is not a BCP 47 tag: {l:?}")));
+        if let Some(l) = &language {
+            crate::subject::check_language(l).map_err(|e| bad(e.to_string()))?;
+        }
+        if let Some(t) = &title {
+            crate::subject::check_title(t).map_err(|e| bad(e.to_string()))?;
         }
         let timezone = match timezone {
             None => None,
@@ -610,13 +611,6 @@ fn bad_id() -> EventError {
     bad(format!(
         "\"id\" must be a non-empty string of at most {MAX_ID_BYTES} bytes"
     ))
-}
-
-fn is_language_tag(s: &str) -> bool {
-    !s.is_empty()
-        && s.len() <= 35
-        && s.split('-')
-            .all(|p| !p.is_empty() && p.len() <= 8 && p.bytes().all(|b| b.is_ascii_alphanumeric()))
 }
 
 #[cfg(test)]

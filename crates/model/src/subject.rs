@@ -59,6 +59,37 @@ pub enum KeyError {
     BadKey(String),
     #[error("{0:?} is not an IANA time zone name such as Europe/Berlin")]
     BadTimeZone(String),
+    #[error("\"language\" is not a BCP 47 language tag such as en, es-419 or pt-BR: {0:?}")]
+    BadLanguage(String),
+    #[error("\"title\" is {0} characters long: at most {MAX_TITLE_CHARS}, on one line")]
+    BadTitle(usize),
+}
+
+/// The longest subject title, in characters (a course name, not a text).
+pub const MAX_TITLE_CHARS: usize = 200;
+
+/// Checks a subject's language: a well-formed BCP 47 tag (`en`, `es-419`,
+/// `zh-Hant-TW`), at most 35 bytes.
+pub fn check_language(tag: &str) -> Result<(), KeyError> {
+    let ok = tag.len() <= 35
+        && icu_locale_core::LanguageIdentifier::try_from_str(tag).is_ok()
+        && tag.split('-').all(|p| !p.is_empty());
+    if ok {
+        Ok(())
+    } else {
+        Err(KeyError::BadLanguage(tag.to_string()))
+    }
+}
+
+/// Checks a subject's title: at most [`MAX_TITLE_CHARS`] characters, no
+/// line breaks or other control characters.
+pub fn check_title(title: &str) -> Result<(), KeyError> {
+    let n = title.chars().count();
+    if n > MAX_TITLE_CHARS || title.chars().any(char::is_control) {
+        Err(KeyError::BadTitle(n))
+    } else {
+        Ok(())
+    }
 }
 
 /// Checks a slug: 1–64 of `[a-z0-9._-]`, starting with a letter or digit.
@@ -112,5 +143,25 @@ mod tests {
         assert!(SubjectKey::parse("Ana/x").is_err());
         assert!(SubjectKey::parse("ana/../x").is_err());
         assert!(SubjectKey::parse("ana/-x").is_err());
+    }
+
+    #[test]
+    fn languages_are_bcp47_tags_and_titles_are_short_lines() {
+        for ok in ["en", "es-419", "pt-BR", "zh-Hant-TW", "id", "ar"] {
+            assert_eq!(check_language(ok), Ok(()), "{ok}");
+        }
+        for bad in [
+            "", "english", "e", "en_US", "en--US", "-en", "en-", "x y", "12",
+        ] {
+            assert!(check_language(bad).is_err(), "{bad}");
+        }
+        assert!(check_language(&"a".repeat(40)).is_err());
+        assert_eq!(check_title("Cell biology"), Ok(()));
+        assert_eq!(check_title(&"é".repeat(MAX_TITLE_CHARS)), Ok(()));
+        assert_eq!(
+            check_title(&"é".repeat(MAX_TITLE_CHARS + 1)),
+            Err(KeyError::BadTitle(MAX_TITLE_CHARS + 1))
+        );
+        assert!(check_title("two\nlines").is_err());
     }
 }

@@ -22,6 +22,25 @@ use tm_model::events::{Event, EventBody, FileSource};
 use tm_model::subject::{Subject, SubjectKey};
 use utoipa::{IntoParams, ToSchema};
 
+/// A query string read into `T`, whose rejections (a value of the wrong
+/// form: `?at=10000-01-01`, `?limit=many`) are `422 invalid_request`, as the
+/// same mistakes in a JSON body are.
+pub struct ApiQuery<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> axum::extract::FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> ApiResult<Self> {
+        match Query::<T>::from_request_parts(parts, state).await {
+            Ok(Query(v)) => Ok(ApiQuery(v)),
+            Err(rejection) => Err(ApiError::invalid(rejection.body_text())),
+        }
+    }
+}
+
 /// A JSON body whose rejections answer in the API's error shape.
 pub struct JsonBody<T>(pub T);
 
@@ -598,7 +617,7 @@ pub async fn episodes(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
-    Query(q): Query<LogQuery>,
+    ApiQuery(q): ApiQuery<LogQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let out = state
         .blocking(move |brain| {
@@ -627,7 +646,7 @@ pub async fn verify(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
-    Query(q): Query<VerifyQuery>,
+    ApiQuery(q): ApiQuery<VerifyQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let out = state
         .blocking(move |brain| {

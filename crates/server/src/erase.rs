@@ -2,10 +2,11 @@
 //! tenant's subjects, one of its learners, or all of its learners; another
 //! tenant's subject or learner answers exactly like a missing one (404).
 
+use crate::api::ApiQuery;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use chrono::{DateTime, Utc};
 use serde::Deserialize;
 use tm_brain::{Erased, Scope};
@@ -46,7 +47,7 @@ pub async fn erase_subject(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
-    Query(q): Query<EraseQuery>,
+    ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let at = q.at.unwrap_or_else(Utc::now);
     let erased = state
@@ -70,7 +71,7 @@ pub async fn erase_episode(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject, seq)): Path<(String, String, u64)>,
-    Query(q): Query<EraseQuery>,
+    ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let at = q.at.unwrap_or_else(Utc::now);
     let erased = state
@@ -92,7 +93,7 @@ pub async fn erase_learner(
     State(state): State<AppState>,
     tenant: Tenant,
     Path(learner): Path<String>,
-    Query(q): Query<EraseQuery>,
+    ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     let at = q.at.unwrap_or_else(Utc::now);
     let erased = state
@@ -131,7 +132,7 @@ pub(crate) fn unknown_learner(e: tm_brain::Error, learner: &str) -> ApiError {
 pub async fn erase_tenant(
     State(state): State<AppState>,
     tenant: Tenant,
-    Query(q): Query<EraseQuery>,
+    ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
     if q.confirm.as_deref() != Some(tenant.name.as_str()) {
         return Err(ApiError::invalid(

@@ -4,10 +4,11 @@
 //! what `tutor-memory import <folder>` reads back. Another tenant's subject
 //! or learner answers exactly like a missing one (404).
 
+use crate::api::ApiQuery;
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
@@ -67,7 +68,7 @@ pub async fn export_subject(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
-    Query(q): Query<ExportQuery>,
+    ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> ApiResult<Response> {
     let at = q.at.unwrap_or_else(Utc::now);
     let name = format!("{learner}-{subject}");
@@ -90,7 +91,7 @@ pub async fn export_learner(
     State(state): State<AppState>,
     tenant: Tenant,
     Path(learner): Path<String>,
-    Query(q): Query<ExportQuery>,
+    ApiQuery(q): ApiQuery<ExportQuery>,
 ) -> ApiResult<Response> {
     let at = q.at.unwrap_or_else(Utc::now);
     let name = learner.clone();

@@ -15,6 +15,7 @@ pub mod error;
 pub mod export;
 pub mod grounding;
 pub mod metrics;
+pub mod session;
 pub mod state;
 pub mod turn;
 pub mod view;
@@ -160,9 +161,42 @@ async fn mcp_auth(State(state): State<AppState>, req: Request, next: Next) -> Re
     match auth::Tenant::from_request_parts(&mut parts, &state).await {
         Ok(tenant) => {
             parts.extensions.insert(tm_mcp::Scope::Tenant(tenant.id));
+            let body = if parts.method == axum::http::Method::POST {
+                match parsed_json_rpc(body, state.config().max_json_bytes).await {
+                    Ok(bytes) => axum::body::Body::from(bytes),
+                    Err(answer) => return answer,
+                }
+            } else {
+                body
+            };
             next.run(Request::from_parts(parts, body)).await
         }
         Err(e) => e.into_response(),
+    }
+}
+
+/// A JSON-RPC message's bytes, read whole (at most `limit`) and checked to
+/// be JSON before the MCP server sees them: a body that is not (nested past
+/// the parser's depth, cut short, not JSON at all) is JSON-RPC's parse error
+/// with `400 Bad Request`, and one over the limit the API's `413`.
+async fn parsed_json_rpc(
+    body: axum::body::Body,
+    limit: usize,
+) -> Result<axum::body::Bytes, Response> {
+    let Ok(bytes) = axum::body::to_bytes(body, limit).await else {
+        return Err(ApiError::too_large(limit).into_response());
+    };
+    match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(_) => Ok(bytes),
+        Err(e) => Err((
+            StatusCode::BAD_REQUEST,
+            axum::Json(serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32700, "message": format!("parse error: {e}")},
+            })),
+        )
+            .into_response()),
     }
 }
 

@@ -5,12 +5,15 @@
 //! anchor sits inside the details and browsers expand a details element
 //! whose content is the fragment's target.
 //!
-//! Auth: the page takes the tenant's key as `Authorization: Bearer`, as the
-//! `tm_key` cookie, or as `?key=` (for a link a person can open: the answer
-//! is then a 303 to the same address without the key, setting the cookie —
+//! Auth: the page takes the tenant's key as `Authorization: Bearer`, or as
+//! `?key=` (for a link a person can open: the answer is then a 303 to the
+//! same address without the key, setting a session cookie — signed, holding
+//! no key, for this page alone, expiring after [`crate::session::SESSION_TTL`];
 //! HttpOnly, SameSite=Strict, Secure behind HTTPS — with no referrer, so the
-//! key neither stays in the browser's history nor travels on).
+//! key neither stays in the browser's history nor travels on), then the
+//! session cookie. Reports are never cached (`Cache-Control: no-store`).
 
+use crate::api::ApiQuery;
 use crate::auth::{Tenant, authenticate, bearer};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
@@ -52,7 +55,8 @@ pub struct ReportQuery {
     pub at: Option<String>,
 }
 
-fn cookie_key(parts: &Parts) -> Option<String> {
+/// The value of the cookie `name`, if the request sends it.
+fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
     parts
         .headers
         .get_all(header::COOKIE)
@@ -60,8 +64,14 @@ fn cookie_key(parts: &Parts) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(n, _)| *n == "tm_key")
-        .map(|(_, v)| v.to_string())
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v)
+}
+
+/// A report's answer is personal data: no cache may keep it.
+fn no_store(res: &mut Response) {
+    res.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
 
 fn page_error(e: ApiError) -> Response {
@@ -81,62 +91,69 @@ pub async fn report_page(
     Query(q): Query<PageQuery>,
     parts: Parts,
 ) -> Response {
+    let mut res = page(&state, learner, subject, q, &parts)
+        .await
+        .unwrap_or_else(page_error);
+    no_store(&mut res);
+    res
+}
+
+async fn page(
+    state: &AppState,
+    learner: String,
+    subject: String,
+    q: PageQuery,
+    parts: &Parts,
+) -> ApiResult<Response> {
+    let now = chrono::Utc::now();
+    let path = parts.uri.path();
     let from_query = q.key.is_some();
-    let key = bearer(&parts)
-        .map(str::to_string)
-        .or(q.key)
-        .or_else(|| cookie_key(&parts));
-    let Some(key) = key else {
-        return page_error(ApiError::unauthorized(
-            "open this page with the tenant's key: ?key=<key>, or the tm_key cookie",
-        ));
+    let presented = bearer(parts).map(str::to_string).or(q.key);
+    let tenant: Tenant = match (&presented, cookie(parts, crate::session::COOKIE)) {
+        (Some(key), _) => authenticate(state, key).await?,
+        (None, Some(session)) => crate::session::open(state, session, path, now).await?,
+        (None, None) => {
+            return Err(ApiError::unauthorized(
+                "open this page with the tenant's key: ?key=<key>",
+            ));
+        }
     };
-    let tenant: Tenant = match authenticate(&state, &key).await {
-        Ok(t) => t,
-        Err(e) => return page_error(e),
-    };
-    let at = match crate::api::at_or_now(q.at.as_deref()) {
-        Ok(at) => at,
-        Err(e) => return page_error(e),
-    };
-    if from_query {
+    let at = crate::api::at_or_now(q.at.as_deref())?;
+    if let (true, Some(key)) = (from_query, presented) {
         // A key in the address stays in the browser's history: set the
-        // cookie (only for a subject the key may see) and send the browser
+        // session (only for a subject the key may see) and send the browser
         // on to the same page without it.
         let (l, s) = (learner.clone(), subject.clone());
-        let owned = state
+        state
             .blocking(move |brain| crate::api::owned(brain, &tenant, &l, &s).map(|_| ()))
-            .await;
-        if let Err(e) = owned {
-            return page_error(e);
-        }
-        return to_clean_url(&parts, &key);
+            .await?;
+        return to_clean_url(parts, &key, now);
     }
-    let view = state
+    let v = state
         .blocking(move |brain| {
             let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
             gather(brain, &s, at)
         })
-        .await;
-    match view {
-        Ok(v) => {
-            let mut res = Html(render(&v)).into_response();
-            let h = res.headers_mut();
-            h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-            h.insert(
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
-            );
-            res
-        }
-        Err(e) => page_error(e),
-    }
+        .await?;
+    let mut res = Html(render(&v)).into_response();
+    let h = res.headers_mut();
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    h.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+    );
+    Ok(res)
 }
 
-/// 303 to the page's own address without `key`, setting the key's cookie
-/// (`Secure` when the request came over HTTPS, as a TLS-terminating proxy
-/// says with `X-Forwarded-Proto`).
-fn to_clean_url(parts: &Parts, key: &str) -> Response {
+/// 303 to the page's own address without `key`, setting the page's session
+/// cookie (`Secure` when the request came over HTTPS, as a TLS-terminating
+/// proxy says with `X-Forwarded-Proto`) and clearing the raw-key cookie
+/// earlier versions set.
+fn to_clean_url(
+    parts: &Parts,
+    key: &str,
+    now: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<Response> {
     let query: Vec<&str> = parts
         .uri
         .query()
@@ -144,7 +161,8 @@ fn to_clean_url(parts: &Parts, key: &str) -> Response {
         .split('&')
         .filter(|p| !p.is_empty() && p.split('=').next() != Some("key"))
         .collect();
-    let mut location = parts.uri.path().to_string();
+    let path = parts.uri.path();
+    let mut location = path.to_string();
     if !query.is_empty() {
         location.push('?');
         location.push_str(&query.join("&"));
@@ -155,26 +173,31 @@ fn to_clean_url(parts: &Parts, key: &str) -> Response {
             .get("x-forwarded-proto")
             .and_then(|v| v.to_str().ok())
             .is_some_and(|v| v.eq_ignore_ascii_case("https"));
+    let prefix = crate::auth::prefix_of(key).unwrap_or_default();
+    let ttl = crate::session::SESSION_TTL;
+    let session = crate::session::issue(prefix, &crate::auth::digest(key), path, now + ttl);
     let cookie = format!(
-        "tm_key={key}; HttpOnly; SameSite=Strict; Path=/subjects{}",
+        "{}={session}; HttpOnly; SameSite=Strict; Path={path}; Max-Age={}{}",
+        crate::session::COOKIE,
+        ttl.num_seconds(),
         if https { "; Secure" } else { "" }
     );
-    match (
+    let (Ok(location), Ok(cookie)) = (
         HeaderValue::from_str(&location),
         HeaderValue::from_str(&cookie),
-    ) {
-        (Ok(location), Ok(cookie)) => {
-            let mut res = StatusCode::SEE_OTHER.into_response();
-            let h = res.headers_mut();
-            h.insert(header::LOCATION, location);
-            h.insert(header::SET_COOKIE, cookie);
-            h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
-            res
-        }
-        _ => page_error(ApiError::invalid(
-            "the key or the address cannot be a header",
-        )),
-    }
+    ) else {
+        return Err(ApiError::invalid("the address cannot be a header"));
+    };
+    let mut res = StatusCode::SEE_OTHER.into_response();
+    let h = res.headers_mut();
+    h.insert(header::LOCATION, location);
+    h.append(header::SET_COOKIE, cookie);
+    h.append(
+        header::SET_COOKIE,
+        HeaderValue::from_static("tm_key=; Max-Age=0; Path=/subjects; HttpOnly; SameSite=Strict"),
+    );
+    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    Ok(res)
 }
 
 /// The report as JSON (the data the page draws).
@@ -186,8 +209,8 @@ pub async fn report_json(
     State(state): State<AppState>,
     tenant: Tenant,
     Path((learner, subject)): Path<(String, String)>,
-    Query(q): Query<ReportQuery>,
-) -> ApiResult<axum::Json<ReportView>> {
+    ApiQuery(q): ApiQuery<ReportQuery>,
+) -> ApiResult<Response> {
     let at = crate::api::at_or_now(q.at.as_deref())?;
     let v = state
         .blocking(move |brain| {
@@ -195,7 +218,9 @@ pub async fn report_json(
             gather(brain, &s, at)
         })
         .await?;
-    Ok(axum::Json(v))
+    let mut res = axum::Json(v).into_response();
+    no_store(&mut res);
+    Ok(res)
 }
 
 const STYLE: &str = r#"

@@ -372,6 +372,60 @@ async fn malformed_bodies_get_json_errors_and_write_nothing() {
         .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(v["error"]["code"], "not_teaching");
+    // A subject's language must be a language tag, its title a short line.
+    for bad in [
+        json!({"learner":"ana","subject":"new","language":"english, mostly"}),
+        json!({"learner":"ana","subject":"new","language":"en_US"}),
+        json!({"learner":"ana","subject":"new","title":"x".repeat(201)}),
+        json!({"learner":"ana","subject":"new","title":"two\nlines"}),
+    ] {
+        let (s, v) = h
+            .call("POST", "/v1/subjects", &h.a, Some(bad.clone()))
+            .await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {v}");
+        assert_eq!(v["error"]["code"], "invalid_request", "{v}");
+    }
+    let (s, v) = h
+        .call(
+            "POST",
+            "/v1/subjects",
+            &h.a,
+            Some(json!({"learner":"ana","subject":"new","language":"es-419","title":"Ciencias"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    // A query value of the wrong form is 422 on every route, as in a body.
+    for uri in [
+        "/v1/subjects/ana/cells/export?at=10000-01-01T00:00:00Z",
+        "/v1/learners/ana/export?at=yesterday",
+        "/v1/subjects/ana/cells/episodes?limit=many",
+        "/v1/subjects/ana/cells/verify?seq=-1",
+        "/v1/subjects/ana/cells/report?at=10000-01-01T00:00:00Z",
+    ] {
+        let (s, v) = h.call("GET", uri, &h.a, None).await;
+        assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{uri}: {v}");
+        assert_eq!(v["error"]["code"], "invalid_request", "{uri}: {v}");
+    }
+    let (s, v) = h
+        .call("DELETE", "/v1/subjects/ana/cells?at=nonsense", &h.a, None)
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    // JSON nested past the parser's depth on /mcp: JSON-RPC's parse error, 400.
+    let deep = format!("{}{}", "[".repeat(5000), "]".repeat(5000));
+    for body in [deep.into_bytes(), b"{\"jsonrpc\": \"2.0\", ".to_vec()] {
+        let req = Request::builder()
+            .method("POST")
+            .uri("/mcp")
+            .header(header::HOST, "localhost")
+            .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ACCEPT, "application/json, text/event-stream")
+            .body(Body::from(body))
+            .unwrap();
+        let (s, v) = h.send(req).await;
+        assert_eq!(s, StatusCode::BAD_REQUEST, "{v}");
+        assert_eq!(v["error"]["code"], -32700, "{v}");
+    }
     let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
     assert_eq!(v["episodes"], 6, "nothing was written: {v}");
     // Unknown routes and methods answer in the same shape.
@@ -985,7 +1039,14 @@ async fn the_report_as_json_and_as_a_page() {
         cookie.contains("HttpOnly") && !cookie.contains("Secure"),
         "{cookie}"
     );
-    let tm_key = cookie.split(';').next().unwrap().to_string();
+    assert!(
+        cookie.starts_with("tm_session=v1.")
+            && cookie.contains("Path=/subjects/ana/cells;")
+            && cookie.contains("Max-Age=43200")
+            && !cookie.contains(&h.a[3..]),
+        "a signed session for this page, holding no key: {cookie}"
+    );
+    let session = cookie.split(';').next().unwrap().to_string();
     let res = h
         .app
         .clone()
@@ -1008,7 +1069,7 @@ async fn the_report_as_json_and_as_a_page() {
     );
     let (s, _, html) = page(
         "/subjects/ana/cells?at=2026-11-20T10:00:00Z".into(),
-        Some(tm_key),
+        Some(session.clone()),
     )
     .await;
     assert_eq!(s, StatusCode::OK);
@@ -1027,13 +1088,48 @@ async fn the_report_as_json_and_as_a_page() {
         "the quiet months between are shown"
     );
     assert!(html.contains("Chain intact"));
-    // The cookie alone opens it too.
+    // Reports are never cached.
+    for uri in ["/subjects/ana/cells", "/v1/subjects/ana/cells/report"] {
+        let res = h
+            .app
+            .clone()
+            .oneshot(
+                Request::builder()
+                    .uri(uri)
+                    .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{uri}");
+        assert_eq!(res.headers()[header::CACHE_CONTROL], "no-store", "{uri}");
+    }
+    // The raw key as a cookie opens nothing; a session opens only its own
+    // page, only until it expires, and cannot be given a later expiry.
     let (s, _, _) = page(
         "/subjects/ana/cells".into(),
         Some(format!("tm_key={}", h.a)),
     )
     .await;
-    assert_eq!(s, StatusCode::OK);
+    assert_eq!(s, StatusCode::UNAUTHORIZED);
+    let (s, _, _) = page("/subjects/ana/other".into(), Some(session.clone())).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "a session is for its own page");
+    let prefix = tm_server::auth::prefix_of(&h.a).unwrap();
+    let digest = tm_server::auth::digest(&h.a);
+    let past = chrono::Utc::now() - chrono::Duration::minutes(1);
+    let old = tm_server::session::issue(prefix, &digest, "/subjects/ana/cells", past);
+    let (s, _, _) = page(
+        "/subjects/ana/cells".into(),
+        Some(format!("tm_session={old}")),
+    )
+    .await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "an expired session");
+    let (exp, mac) = session.rsplit_once('.').unwrap();
+    let (head, secs) = exp.rsplit_once('.').unwrap();
+    let later = format!("{head}.{}.{mac}", secs.parse::<i64>().unwrap() + 86_400);
+    let (s, _, _) = page("/subjects/ana/cells".into(), Some(later)).await;
+    assert_eq!(s, StatusCode::UNAUTHORIZED, "an expiry moved by hand");
     // Without a key: 401; another tenant's key: 404, as HTML.
     let (s, _, html) = page("/subjects/ana/cells".into(), None).await;
     assert_eq!(s, StatusCode::UNAUTHORIZED);
@@ -1253,7 +1349,7 @@ async fn erasure_routes_are_tenant_scoped_and_leave_a_verifiable_chain() {
     let (s, _) = h
         .call("DELETE", "/v1/learners/ana?at=yesterday", &h.a, None)
         .await;
-    assert_eq!(s, StatusCode::BAD_REQUEST);
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY);
 
     let (s, v) = h
         .call(
@@ -1364,7 +1460,7 @@ async fn export_routes_are_tenant_scoped_and_hold_the_learners_histories() {
     let (s, _, body) = get("/v1/learners/ana/export?at=tomorrow".into(), h.a.clone()).await;
     assert_eq!(
         s,
-        StatusCode::BAD_REQUEST,
+        StatusCode::UNPROCESSABLE_ENTITY,
         "{}",
         String::from_utf8_lossy(&body)
     );

@@ -24,11 +24,26 @@
 //!    An occurrence already in that form is left as it is, so neutralising
 //!    twice changes nothing.
 //!
-//! So no untrusted text can produce a line of its own, a `=====` run, or an
-//! upper-case header. Known limit: cross-script homoglyphs that NFKC keeps
-//! apart (Cyrillic `Е` for Latin `E`) are not mapped; they cannot make a line
-//! of their own either, so the delimiters stay unforgeable.
+//!    A character that is not an ASCII letter is compared by its confusable
+//!    skeleton (Unicode TS #39) when that is ASCII letters or digits, so
+//!    look-alikes from other scripts, digits and signs
+//!    (`ЕND OF MEMORY` with a Cyrillic `Е`, `END 0F MEMORY`) are found too and
+//!    written in plain ASCII; the separators between words are still judged
+//!    on the characters as written.
+//! 7. Chat-template control tokens are taken apart before step 6: every `<|`
+//!    becomes `(` and every `|>` becomes `)` (`<|im_start|>` → `(im_start)`,
+//!    the whole `<|…|>` family of ChatML, Llama 3, Phi and their kin), and a
+//!    tag named in `data/template_tokens/tags.txt` written as `<name>`,
+//!    `</name>`, `[NAME]`, `[/NAME]`, `<<NAME>>` or `<</NAME>>` (`[INST]`,
+//!    `<start_of_turn>`, `</s>`, `<<SYS>>`) becomes its lowercase name in
+//!    parentheses (`(inst)`, `(start_of_turn)`, `(/s)`, `(sys)`). A serving
+//!    stack that reads special tokens in the prompt's text then finds none.
+//!
+//! So no untrusted text can produce a line of its own, a `=====` run, an
+//! upper-case header (in any script's look-alike letters), or a chat
+//! template's turn boundary.
 
+use std::sync::LazyLock;
 use unicode_normalization::UnicodeNormalization;
 
 /// The block's structural phrases, as words. A text that contains one gets it
@@ -90,22 +105,113 @@ pub fn neutralise(text: &str) -> String {
         last_eq = c == '=';
         flat.push(c);
     }
-    defuse(&flat)
+    defuse(&untemplate(&flat))
 }
 
-/// Where header phrase `phrase` matches `low` from index `k`: its end index.
-/// Words must match letter for letter; between them any run (possibly empty)
-/// of non-word characters, so `END_OF-MEMORY` and `ENDOFMEMORY` match too.
-fn match_at(low: &[(char, usize, usize)], k: usize, phrase: &[&str]) -> Option<usize> {
+/// The tag names of `data/template_tokens/tags.txt`, lowercase.
+static TAGS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    crate::lang::entries(include_str!("../../data/template_tokens/tags.txt"))
+        .map(str::to_lowercase)
+        .collect()
+});
+
+/// Where a template tag starts at `rest`: its length in bytes and its name
+/// (with a `/` before it when it closes).
+fn tag_at(rest: &str) -> Option<(usize, String)> {
+    let forms: [(&str, &str); 3] = [("<<", ">>"), ("<", ">"), ("[", "]")];
+    for (open, close) in forms {
+        let Some(inner) = rest.strip_prefix(open) else {
+            continue;
+        };
+        let (slash, name_from) = match inner.strip_prefix('/') {
+            Some(after) => ("/", after),
+            None => ("", inner),
+        };
+        let Some(end) = name_from.find(close) else {
+            continue;
+        };
+        let name = &name_from[..end];
+        if name.len() > 32 || !TAGS.iter().any(|t| t.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        let len = open.len() + slash.len() + name.len() + close.len();
+        return Some((len, format!("{slash}{}", name.to_ascii_lowercase())));
+    }
+    None
+}
+
+/// Step 7: chat-template tags in parentheses, then every `<|` and `|>`
+/// rewritten (neither pass can make what the other looks for: both write
+/// only parentheses).
+fn untemplate(text: &str) -> String {
+    if !text.contains(['<', '[', '|']) {
+        return text.to_string();
+    }
+    let mut tagged = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        if rest.starts_with(['<', '['])
+            && let Some((len, name)) = tag_at(rest)
+        {
+            tagged.push('(');
+            tagged.push_str(&name);
+            tagged.push(')');
+            i += len;
+            continue;
+        }
+        let c = rest.chars().next().unwrap_or(' ');
+        tagged.push(c);
+        i += c.len_utf8();
+    }
+    tagged.replace("<|", "(").replace("|>", ")")
+}
+
+/// Calls `each` with the characters `c` is compared by: an ASCII letter
+/// lowercased; any other character that looks like ASCII letters or digits
+/// (its confusable skeleton, Unicode TS #39: Cyrillic `Е` → `e`, Greek `Ο`
+/// → `o`, `0` → `o`, `|` → `l`) those, lowercased; else its lowercase.
+fn skeleton_of(c: char, mut each: impl FnMut(char)) {
+    if c.is_ascii_alphabetic() {
+        return each(c.to_ascii_lowercase());
+    }
+    if c == ' ' {
+        return each(c);
+    }
+    let mut buf = [0u8; 4];
+    let skel: Vec<char> =
+        unicode_security::confusable_detection::skeleton(c.encode_utf8(&mut buf)).collect();
+    if !skel.is_empty() && skel.iter().all(char::is_ascii_alphanumeric) {
+        skel.iter().for_each(|k| each(k.to_ascii_lowercase()));
+    } else {
+        c.to_lowercase().for_each(each);
+    }
+}
+
+/// One compared character of a text: its skeleton letter, whether the
+/// character as written is a word character, and the written character's
+/// byte range.
+struct Compared {
+    skel: char,
+    word: bool,
+    start: usize,
+    end: usize,
+}
+
+/// Where header phrase `phrase` matches `low` from index `k`:
+/// its end index. Words must match letter for letter by skeleton; between
+/// them any run (possibly empty) of characters that are not word characters
+/// as written, so `END_OF-MEMORY` and `ENDOFMEMORY` match too.
+fn match_at(low: &[Compared], k: usize, phrase: &[&str]) -> Option<usize> {
     let mut j = k;
     for (n, word) in phrase.iter().enumerate() {
         if n > 0 {
-            while low.get(j).is_some_and(|x| !x.0.is_alphanumeric()) {
+            while low.get(j).is_some_and(|x| !x.word) {
                 j += 1;
             }
         }
         for wc in word.chars() {
-            if low.get(j).is_some_and(|x| x.0 == wc) {
+            if low.get(j).is_some_and(|x| x.skel == wc) {
                 j += 1;
             } else {
                 return None;
@@ -116,16 +222,21 @@ fn match_at(low: &[(char, usize, usize)], k: usize, phrase: &[&str]) -> Option<u
 }
 
 /// Step 6: brackets and lowercases every header phrase, wherever it occurs
-/// (inside a longer word too: "MEMORYEND OF MEMORY" hides one).
+/// (inside a longer word too: "MEMORYEND OF MEMORY" hides one), in whatever
+/// look-alike letters.
 fn defuse(text: &str) -> String {
-    // Lowercased characters with the byte range of the source character.
-    let low: Vec<(char, usize, usize)> = text
-        .char_indices()
-        .flat_map(|(i, c)| {
-            let e = i + c.len_utf8();
-            c.to_lowercase().map(move |l| (l, i, e))
-        })
-        .collect();
+    let mut low: Vec<Compared> = Vec::with_capacity(text.len());
+    for (i, c) in text.char_indices() {
+        let (end, word) = (i + c.len_utf8(), c.is_alphanumeric());
+        skeleton_of(c, |skel| {
+            low.push(Compared {
+                skel,
+                word,
+                start: i,
+                end,
+            })
+        });
+    }
     let mut out = String::with_capacity(text.len() + 8);
     let mut copied = 0;
     let mut k = 0;
@@ -137,7 +248,7 @@ fn defuse(text: &str) -> String {
             k += 1;
             continue;
         };
-        let (s, e) = (low[k].1, low[end - 1].2);
+        let (s, e) = (low[k].start, low[end - 1].end);
         let words = phrase.join(" ");
         // Already defused (our own output, neutralised again): keep it, so
         // the rule is idempotent.
