@@ -41,3 +41,8 @@ fn the_pages_corpus() {
 fn the_neutralise_corpus() {
     replay("neutralise", tm_brain::fuzzing::neutralise);
 }
+
+#[test]
+fn the_pdf_walk_corpus() {
+    replay("pdf_walk", tm_ingest::fuzzing::pdf_walk);
+}

@@ -5,6 +5,7 @@
 //! file, stores its version and checksum, and hands the bytes over.
 
 pub mod extract;
+pub mod fuzzing;
 pub mod pages;
 
 pub use pages::{FileFormat, Limits, Pages, pages_from_list, read_pages, read_pages_with};
@@ -33,6 +34,12 @@ pub enum Error {
         pages: usize,
         limit: usize,
     },
+
+    /// Reading the file would pass one of the [`Limits`] on work (operators
+    /// run, content decoded, text given, time taken), `limit` says which
+    /// and how much; nothing of the file was kept.
+    #[error("{name}: reading it would pass the limit of {limit}")]
+    OverLimit { name: String, limit: String },
 
     /// A Markdown or text file that is not valid UTF-8 (or UTF-16 with a BOM), or holds
     /// binary content. `offset` counts bytes from the start of the file, BOM included.

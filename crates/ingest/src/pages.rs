@@ -73,13 +73,50 @@ pub struct Limits {
     /// Nor may one content stream (a page's, a form's) inflate past this:
     /// reading a page costs about a hundred times its content in memory.
     pub max_content_inflated: u64,
+    /// The content operators a PDF's text reader may run for one page,
+    /// counting a form's operators at every use of the form
+    /// ([`Error::OverLimit`]): the reader decodes and runs a form again at
+    /// each `Do`, so a few hundred bytes can ask for millions.
+    pub max_page_operators: u64,
+    /// The same over the whole file: at most this many, and at most
+    /// [`Limits::operators_per_byte`] for each byte of the file (but always
+    /// one page's worth). Ordinary files run well under one operator a byte;
+    /// a work bomb runs thousands.
+    pub max_operators: u64,
+    /// See [`Limits::max_operators`].
+    pub operators_per_byte: u64,
+    /// The content bytes the text reader may decode over the whole file,
+    /// counting a stream at every use (a page's, a form's).
+    pub max_decoded: u64,
+    /// The text one PDF page may give.
+    pub max_page_text: u64,
+    /// The text a whole PDF may give.
+    pub max_text: u64,
+    /// How long reading one file's pages may take: past it the file is
+    /// refused between two pages.
+    pub deadline: std::time::Duration,
 }
 
 impl Limits {
+    /// The operators a file of `size` bytes may run ([`Limits::max_operators`]).
+    pub fn operators_for(&self, size: u64) -> u64 {
+        self.operators_per_byte
+            .saturating_mul(size)
+            .max(self.max_page_operators)
+            .min(self.max_operators)
+    }
+
     pub const DEFAULT_MAX_BYTES: u64 = 50 * 1024 * 1024;
     pub const DEFAULT_MAX_PAGES: usize = 5_000;
     pub const DEFAULT_MAX_INFLATED: u64 = 64 * 1024 * 1024;
     pub const DEFAULT_MAX_CONTENT_INFLATED: u64 = 4 * 1024 * 1024;
+    pub const DEFAULT_MAX_PAGE_OPERATORS: u64 = 100_000;
+    pub const DEFAULT_MAX_OPERATORS: u64 = 5_000_000;
+    pub const DEFAULT_OPERATORS_PER_BYTE: u64 = 20;
+    pub const DEFAULT_MAX_DECODED: u64 = 128 * 1024 * 1024;
+    pub const DEFAULT_MAX_PAGE_TEXT: u64 = 256 * 1024;
+    pub const DEFAULT_MAX_TEXT: u64 = 32 * 1024 * 1024;
+    pub const DEFAULT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 }
 
 impl Default for Limits {
@@ -89,6 +126,13 @@ impl Default for Limits {
             max_pages: Self::DEFAULT_MAX_PAGES,
             max_inflated: Self::DEFAULT_MAX_INFLATED,
             max_content_inflated: Self::DEFAULT_MAX_CONTENT_INFLATED,
+            max_page_operators: Self::DEFAULT_MAX_PAGE_OPERATORS,
+            max_operators: Self::DEFAULT_MAX_OPERATORS,
+            operators_per_byte: Self::DEFAULT_OPERATORS_PER_BYTE,
+            max_decoded: Self::DEFAULT_MAX_DECODED,
+            max_page_text: Self::DEFAULT_MAX_PAGE_TEXT,
+            max_text: Self::DEFAULT_MAX_TEXT,
+            deadline: Self::DEFAULT_DEADLINE,
         }
     }
 }

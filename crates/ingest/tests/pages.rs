@@ -628,3 +628,228 @@ fn a_pdf_that_inflates_past_the_bound_is_refused_before_it_is_read() {
     assert_eq!(Limits::default().max_inflated, 64 * 1024 * 1024);
     assert_eq!(Limits::default().max_content_inflated, 4 * 1024 * 1024);
 }
+
+// ---------------------------------------------------------------- work bombs
+
+/// A page drawing one text form `uses` times; the form has resources of its
+/// own when `own_resources`, else uses the page's (which list it). The PDF,
+/// and how many lines the form draws.
+fn form_reuse(uses: usize, own_resources: bool) -> (Vec<u8>, usize) {
+    use std::io::Write;
+    let mut doc = make_doc(&[&["placeholder"]]);
+    let page = *doc.get_pages().values().next().unwrap();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+    });
+    let mut form = b"BT /F1 10 Tf 72 720 Td 12 TL\n".to_vec();
+    while form.len() < 10 * 1024 {
+        form.extend_from_slice(b"(The same line of a form, drawn at every use.) Tj T*\n");
+    }
+    form.extend_from_slice(b"ET\n");
+    let lines = form.windows(4).filter(|w| w == b") Tj").count();
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&form).unwrap();
+    let mut form_dict = dictionary! {
+        "Type" => "XObject", "Subtype" => "Form", "Filter" => "FlateDecode",
+        "BBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+    };
+    if own_resources {
+        form_dict.set(
+            "Resources",
+            dictionary! { "Font" => dictionary! { "F1" => font_id } },
+        );
+    }
+    let form_id = doc.add_object(Object::Stream(
+        Stream::new(form_dict, z.finish().unwrap()).with_compression(false),
+    ));
+    let content_id = doc.add_object(Stream::new(dictionary! {}, b"/X0 Do\n".repeat(uses)));
+    let p = doc.get_dictionary_mut(page).unwrap();
+    p.set("Contents", content_id);
+    p.set(
+        "Resources",
+        dictionary! {
+            "Font" => dictionary! { "F1" => font_id },
+            "XObject" => dictionary! { "X0" => form_id },
+        },
+    );
+    doc.compress();
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    (bytes, lines)
+}
+
+/// A kilobyte that asks for a form to be run three thousand times is refused
+/// before the reader runs it, naming the limit; the same form drawn a few
+/// times reads, with or without resources of its own.
+#[test]
+fn a_form_drawn_thousands_of_times_is_refused_naming_the_limit() {
+    let (bomb, _) = form_reuse(3000, true);
+    assert!(bytes_under(&bomb, 2048));
+    match read_pages("reuse.pdf", &bomb) {
+        Err(e @ Error::OverLimit { .. }) => {
+            let said = e.to_string();
+            assert!(said.contains("content operators for one page"), "{said}");
+            assert!(said.contains("counting each form at every use"), "{said}");
+        }
+        other => panic!("expected OverLimit, got {other:?}"),
+    }
+    for own in [true, false] {
+        let (pdf, lines) = form_reuse(3, own);
+        let pages = read_pages("reuse.pdf", &pdf).unwrap();
+        assert_eq!(
+            pages.pages[0].matches("The same line of a form").count(),
+            3 * lines,
+            "own resources: {own}"
+        );
+    }
+}
+
+fn bytes_under(bytes: &[u8], n: usize) -> bool {
+    bytes.len() < n
+}
+
+/// Ten pages sharing one large content stream: the file's work is counted at
+/// every use of the stream, and bounded by the file's size.
+#[test]
+fn pages_sharing_one_large_stream_are_refused_by_the_files_work() {
+    let refs = vec!["A line of the stream every page shares."; 20_000];
+    let mut doc = make_doc(&[&refs]);
+    let page = *doc.get_pages().values().next().unwrap();
+    let contents = doc
+        .get_dictionary(page)
+        .unwrap()
+        .get(b"Contents")
+        .unwrap()
+        .clone();
+    let pages_id = doc
+        .get_dictionary(page)
+        .unwrap()
+        .get(b"Parent")
+        .unwrap()
+        .as_reference()
+        .unwrap();
+    let mut kids = vec![Object::Reference(page)];
+    for _ in 0..9 {
+        kids.push(
+            doc.add_object(dictionary! { "Type" => "Page", "Parent" => pages_id, "Contents" => contents.clone() })
+                .into(),
+        );
+    }
+    let pages_dict = doc.get_dictionary_mut(pages_id).unwrap();
+    pages_dict.set("Kids", kids);
+    pages_dict.set("Count", 10);
+    doc.compress();
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    match read_pages("shared.pdf", &bytes) {
+        Err(e @ Error::OverLimit { .. }) => {
+            assert!(e.to_string().contains("operators for a file of"), "{e}");
+        }
+        other => panic!("expected OverLimit, got {other:?}"),
+    }
+    // One page of it alone is an ordinary long page, within every bound.
+    let one = make_pdf(&[&refs[..2_000]]);
+    assert_eq!(read_pages("one.pdf", &one).unwrap().pages.len(), 1);
+}
+
+/// Text past a page's bound, or the file's, is refused while the reader
+/// writes it; a deadline of zero refuses any PDF.
+#[test]
+fn text_and_time_are_bounded_and_named() {
+    let bytes = three_pages();
+    let small_page = Limits {
+        max_page_text: 8,
+        ..Limits::default()
+    };
+    let e = read_pages_with("t.pdf", &bytes, &small_page).unwrap_err();
+    assert!(e.to_string().contains("8 bytes of text on one page"), "{e}");
+    let small_file = Limits {
+        max_text: 40,
+        ..Limits::default()
+    };
+    let e = read_pages_with("t.pdf", &bytes, &small_file).unwrap_err();
+    assert!(
+        e.to_string().contains("40 bytes of text in one file"),
+        "{e}"
+    );
+    let no_time = Limits {
+        deadline: std::time::Duration::ZERO,
+        ..Limits::default()
+    };
+    let e = read_pages_with("t.pdf", &bytes, &no_time).unwrap_err();
+    assert!(e.to_string().contains("s of reading for one file"), "{e}");
+    assert!(read_pages("t.pdf", &bytes).is_ok());
+}
+
+/// An image drawn by `Do` gives no text and costs nothing: its pixels are
+/// never parsed as page content (a flate image of a megabyte, drawn 500
+/// times, reads).
+#[test]
+fn an_image_drawn_many_times_is_not_parsed_as_content() {
+    use std::io::Write;
+    let mut doc = make_doc(&[&["Text beside a picture"]]);
+    let page = *doc.get_pages().values().next().unwrap();
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(&vec![7u8; 1024 * 1024]).unwrap();
+    let image = doc.add_object(Object::Stream(
+        Stream::new(
+            dictionary! {
+                "Type" => "XObject", "Subtype" => "Image", "Width" => 1024, "Height" => 1024,
+                "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8, "Filter" => "FlateDecode",
+            },
+            z.finish().unwrap(),
+        )
+        .with_compression(false),
+    ));
+    let contents = doc
+        .get_dictionary(page)
+        .unwrap()
+        .get(b"Contents")
+        .unwrap()
+        .as_reference()
+        .unwrap();
+    let Object::Stream(s) = doc.objects.get_mut(&contents).unwrap() else {
+        panic!("contents")
+    };
+    let mut plain = s.content.clone();
+    plain.extend(b"\nq 10 0 0 10 0 0 cm /Im0 Do Q\n".repeat(500));
+    s.set_plain_content(plain);
+    let pages_id = doc
+        .get_dictionary(page)
+        .unwrap()
+        .get(b"Parent")
+        .unwrap()
+        .as_reference()
+        .unwrap();
+    let shared = doc
+        .get_dictionary(pages_id)
+        .unwrap()
+        .get(b"Resources")
+        .unwrap()
+        .as_reference()
+        .unwrap();
+    let mut resources = doc.get_dictionary(shared).unwrap().clone();
+    resources.set("XObject", dictionary! { "Im0" => image });
+    doc.get_dictionary_mut(page)
+        .unwrap()
+        .set("Resources", resources);
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    let pages = read_pages("picture.pdf", &bytes).unwrap();
+    assert!(
+        pages.pages[0].contains("Text beside a picture"),
+        "{:?}",
+        pages.pages
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The page/form walk against its oracle (the fuzz target's body), on
+    /// random descriptions of small PDFs.
+    #[test]
+    fn the_page_and_form_walk_agrees_with_its_oracle(data in prop::collection::vec(any::<u8>(), 0..48)) {
+        tm_ingest::fuzzing::pdf_walk(&data);
+    }
+}

@@ -507,6 +507,30 @@ async fn uploads_read_markdown_text_and_refuse_broken_pdfs() {
         .await;
     assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
     assert_eq!(v["error"]["code"], "invalid_event");
+    // A few hundred bytes asking for a form to be run four thousand times:
+    // refused with the limit named, and nothing stored.
+    let (_, before) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    let bomb = tm_ingest::fuzzing::pdf(&[0, 1, 0, 15, 0, 0, 2, 0, 255, 7, 0, 255, 7]);
+    assert!(bomb.len() < 2048, "{} bytes", bomb.len());
+    let (s, v) = h
+        .upload(
+            "/v1/subjects/ana/cells/files",
+            &h.a,
+            "reuse.pdf",
+            &bomb,
+            "2026-03-04T09:00:00Z",
+        )
+        .await;
+    assert_eq!(s, StatusCode::UNPROCESSABLE_ENTITY, "{v}");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("content operators for one page"),
+        "{v}"
+    );
+    let (_, after) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(after, before, "nothing was stored");
     // A replacement: same name, new bytes, a new version.
     let (s, _) = h
         .upload(

@@ -12,7 +12,16 @@
 //!   draw every line after the first with them, so their text would silently vanish;
 //! - refuses, before extraction, the cycles that would recurse forever (a page whose
 //!   `Parent` chain loops, a form XObject that draws itself), since a stack overflow
-//!   aborts the process and cannot be caught.
+//!   aborts the process and cannot be caught;
+//! - bounds the work, not only the bytes: pdf-extract decodes, parses and runs a form
+//!   XObject again at every `Do` that draws it, so before extraction the reader walks
+//!   each page as pdf-extract will (every stream decoded and parsed once, its uses
+//!   counted) and refuses a file whose pages would run more operators, or decode more
+//!   content, than [`crate::Limits`] allow, however few bytes it weighs; the text a page
+//!   and the file give is capped, and so is the time the pages take;
+//! - empties image XObjects first: pdf-extract would decode an image drawn by `Do` and
+//!   parse its pixels as content, which gives no text and costs the image's size at
+//!   every use.
 //!
 //! A failure on any page fails the file ([`Error::BrokenFile`] naming the page): a file
 //! with a silently missing page would shift every later citation.
@@ -34,8 +43,6 @@ const PARSER_STACK: usize = 64 * 1024 * 1024;
 const MAX_TREE_DEPTH: usize = 256;
 /// Deepest chain of form XObjects drawing form XObjects accepted.
 const MAX_XOBJECT_DEPTH: usize = 64;
-/// Bound on the XObject walk so a wide, shared XObject graph cannot make it exponential.
-const MAX_XOBJECT_VISITS: usize = 200_000;
 
 /// Why the parser thread gave up, before the file name is attached.
 enum Failure {
@@ -43,6 +50,8 @@ enum Failure {
     Encrypted,
     TooManyPages(usize),
     Inflates,
+    /// One of the limits on work, named.
+    OverLimit(String),
 }
 
 pub(super) fn read(name: &str, bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>> {
@@ -81,10 +90,21 @@ pub(super) fn read(name: &str, bytes: &[u8], limits: &crate::Limits) -> Result<V
             limit: limits.max_inflated,
             content_limit: limits.max_content_inflated,
         },
+        Failure::OverLimit(limit) => Error::OverLimit {
+            name: name.to_owned(),
+            limit,
+        },
     })
 }
 
 fn extract(bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>, Failure> {
+    let started = std::time::Instant::now();
+    let late = || {
+        Failure::OverLimit(format!(
+            "{} s of reading for one file",
+            limits.deadline.as_secs_f64()
+        ))
+    };
     let max_pages = limits.max_pages;
     let mut doc = quietly(|| Document::load_mem(bytes))
         .map_err(|panic| Failure::Broken(format!("the PDF parser failed: {panic}")))?
@@ -107,22 +127,309 @@ fn extract(bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>, Failure>
     if !inflates_within(&doc, &pages, limits) {
         return Err(Failure::Inflates);
     }
+    empty_images(&mut doc);
     quietly(|| expand_next_line_operators(&mut doc, &pages))
         .map_err(|panic| Failure::Broken(format!("cannot read the page contents: {panic}")))?;
-    let mut texts = Vec::with_capacity(pages.len());
     for (&number, &page_id) in &pages {
+        check_recursion(&doc, page_id)
+            .map_err(|why| Failure::Broken(format!("page {number}: {why}")))?;
+    }
+    let size = bytes.len() as u64;
+    quietly(|| work_within(&doc, &pages, limits, size, started))
+        .map_err(|panic| Failure::Broken(format!("cannot read the page contents: {panic}")))??;
+    let mut texts = Vec::with_capacity(pages.len());
+    let mut total = 0u64;
+    for &number in pages.keys() {
+        if started.elapsed() > limits.deadline {
+            return Err(late());
+        }
         let broken = |why: String| Failure::Broken(format!("page {number}: {why}"));
-        check_recursion(&doc, page_id).map_err(broken)?;
-        let mut text = String::new();
-        quietly(|| {
-            let mut output = PlainTextOutput::new(&mut text);
+        let mut text = CappedText {
+            bytes: Vec::new(),
+            cap: usize::try_from(limits.max_page_text).unwrap_or(usize::MAX),
+            over: false,
+        };
+        let read = quietly(|| {
+            let mut output = PlainTextOutput::new(&mut text as &mut dyn std::io::Write);
             pdf_extract::output_doc_page(&doc, &mut output, number)
         })
-        .map_err(|panic| broken(format!("the PDF reader failed: {panic}")))?
-        .map_err(|error| broken(error.to_string()))?;
-        texts.push(tidy(&text));
+        .map_err(|panic| broken(format!("the PDF reader failed: {panic}")))?;
+        if text.over {
+            return Err(Failure::OverLimit(format!(
+                "{} bytes of text on one page (page {number} gives more)",
+                limits.max_page_text
+            )));
+        }
+        read.map_err(|error| broken(error.to_string()))?;
+        // Only whole `&str`s were written: the bytes are UTF-8.
+        let text = tidy(&String::from_utf8_lossy(&text.bytes));
+        total += text.len() as u64;
+        if total > limits.max_text {
+            return Err(Failure::OverLimit(format!(
+                "{} bytes of text in one file",
+                limits.max_text
+            )));
+        }
+        texts.push(text);
+    }
+    if started.elapsed() > limits.deadline {
+        return Err(late());
     }
     Ok(texts)
+}
+
+/// The text of one page as the reader writes it, refusing to grow past
+/// `cap` bytes: the reader stops at the first refused write, so a page's
+/// text never costs more than its bound.
+struct CappedText {
+    bytes: Vec<u8>,
+    cap: usize,
+    over: bool,
+}
+
+impl std::io::Write for CappedText {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + buf.len() > self.cap {
+            self.over = true;
+            return Err(std::io::Error::other("past the page's text limit"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Replaces every image XObject's data with nothing: the text reader would
+/// decode an image drawn by `Do` and parse its pixels as page content.
+fn empty_images(doc: &mut Document) {
+    for object in doc.objects.values_mut() {
+        if let Object::Stream(stream) = object
+            && stream.dict.get(b"Subtype").and_then(Object::as_name).ok()
+                == Some(b"Image".as_slice())
+        {
+            stream.dict.remove(b"Filter");
+            stream.dict.remove(b"DecodeParms");
+            stream.set_plain_content(Vec::new());
+        }
+    }
+}
+
+/// What running one content stream costs, counted as pdf-extract spends it:
+/// its decoded bytes and its operators, with those of every form it draws
+/// at each `Do`.
+#[derive(Debug, Clone, Copy, Default)]
+struct Work {
+    bytes: u64,
+    operators: u64,
+}
+
+impl Work {
+    fn add(self, other: Work, times: u64) -> Work {
+        Work {
+            bytes: self.bytes.saturating_add(other.bytes.saturating_mul(times)),
+            operators: self
+                .operators
+                .saturating_add(other.operators.saturating_mul(times)),
+        }
+    }
+}
+
+/// One stream decoded and parsed once: its size, its operators, and the
+/// XObject names its `Do` operators draw, with how often.
+struct Parsed {
+    bytes: u64,
+    operators: u64,
+    draws: Vec<(Vec<u8>, u64)>,
+}
+
+fn parse_content(plain: &[u8]) -> Parsed {
+    let mut draws: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+    let mut operators = 0u64;
+    // pdf-extract unwraps the decode: a stream that does not parse fails its
+    // page there, at no cost worth counting here.
+    if let Ok(content) = Content::decode(plain) {
+        operators = content.operations.len() as u64;
+        for op in &content.operations {
+            if op.operator == "Do"
+                && let Some(Ok(name)) = op.operands.first().map(Object::as_name)
+            {
+                *draws.entry(name.to_vec()).or_default() += 1;
+            }
+        }
+    }
+    Parsed {
+        bytes: plain.len() as u64,
+        operators,
+        draws: draws.into_iter().collect(),
+    }
+}
+
+/// Refuses a file whose pages would make pdf-extract run more operators or
+/// decode more content than `limits` allow, counting each form at every use;
+/// each stream is decoded and parsed once here, and a form's work under a
+/// given set of resources is summed once.
+fn work_within(
+    doc: &Document,
+    pages: &BTreeMap<u32, ObjectId>,
+    limits: &crate::Limits,
+    size: u64,
+    started: std::time::Instant,
+) -> Result<(), Failure> {
+    let max_operators = limits.operators_for(size);
+    let mut walk = WorkWalk {
+        doc,
+        parsed: std::collections::HashMap::new(),
+        summed: std::collections::HashMap::new(),
+        path: Vec::new(),
+    };
+    let mut file = Work::default();
+    for (&number, &page_id) in pages {
+        if started.elapsed() > limits.deadline {
+            return Err(Failure::OverLimit(format!(
+                "{} s of reading for one file",
+                limits.deadline.as_secs_f64()
+            )));
+        }
+        let Ok(page) = doc.get_dictionary(page_id) else {
+            continue;
+        };
+        let content = doc.get_page_content(page_id).unwrap_or_default();
+        let resources = inherited_resources(doc, page);
+        let own = parse_content(&content);
+        let work = walk
+            .draws(&own, resources)
+            .map_err(|why| Failure::Broken(format!("page {number}: {why}")))?;
+        let page_work = Work {
+            bytes: own.bytes,
+            operators: own.operators,
+        }
+        .add(work, 1);
+        if page_work.operators > limits.max_page_operators {
+            return Err(Failure::OverLimit(format!(
+                "{} content operators for one page (page {number} would run {}, counting each form at every use)",
+                limits.max_page_operators, page_work.operators
+            )));
+        }
+        file = file.add(page_work, 1);
+        if file.operators > max_operators {
+            return Err(Failure::OverLimit(format!(
+                "{max_operators} content operators for a file of {size} bytes, counting each form at every use ({} a byte, at least {}, at most {})",
+                limits.operators_per_byte, limits.max_page_operators, limits.max_operators
+            )));
+        }
+        if file.bytes > limits.max_decoded {
+            return Err(Failure::OverLimit(format!(
+                "{} bytes of content decoded for one file, counting each stream at every use",
+                limits.max_decoded
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A page's resources, from it or the nearest ancestor that has them (as
+/// pdf-extract inherits them).
+fn inherited_resources<'a>(doc: &'a Document, page: &'a Dictionary) -> Option<&'a Dictionary> {
+    let mut node = page;
+    for _ in 0..MAX_TREE_DEPTH {
+        if let Some(r) = dictionary(doc, node.get(b"Resources").ok()) {
+            return Some(r);
+        }
+        let parent = node.get(b"Parent").and_then(Object::as_reference).ok()?;
+        node = doc.get_dictionary(parent).ok()?;
+    }
+    None
+}
+
+struct WorkWalk<'a> {
+    doc: &'a Document,
+    /// Each stream parsed once, by its address in the document.
+    parsed: std::collections::HashMap<usize, std::rc::Rc<Parsed>>,
+    /// A form's work (its own and what it draws), by (form, resources).
+    summed: std::collections::HashMap<(usize, usize), Work>,
+    /// The forms being summed, to stop on a cycle (refused earlier too).
+    path: Vec<usize>,
+}
+
+impl<'a> WorkWalk<'a> {
+    /// The work of what `content` draws under `resources`.
+    fn draws(
+        &mut self,
+        content: &Parsed,
+        resources: Option<&'a Dictionary>,
+    ) -> Result<Work, String> {
+        let mut work = Work::default();
+        let Some(resources) = resources else {
+            return Ok(work);
+        };
+        let Some(xobjects) = dictionary(self.doc, resources.get(b"XObject").ok()) else {
+            return Ok(work);
+        };
+        for (name, times) in &content.draws {
+            let Some(stream) = xobjects
+                .get(name)
+                .ok()
+                .and_then(|v| resolve(self.doc, v))
+                .and_then(|o| o.as_stream().ok())
+            else {
+                continue;
+            };
+            // Every form is summed whole (once per resources, so this stays
+            // linear), past any bound too: a form that draws itself is found
+            // wherever it is drawn.
+            work = work.add(self.form(stream, resources)?, *times);
+        }
+        Ok(work)
+    }
+
+    /// The work of one use of `form`, drawn from `caller`'s resources.
+    fn form(
+        &mut self,
+        form: &'a pdf_extract::Stream,
+        caller: &'a Dictionary,
+    ) -> Result<Work, String> {
+        let node = std::ptr::from_ref(form) as usize;
+        let resources = dictionary(self.doc, form.dict.get(b"Resources").ok()).unwrap_or(caller);
+        let key = (node, std::ptr::from_ref(resources) as usize);
+        if let Some(w) = self.summed.get(&key) {
+            return Ok(*w);
+        }
+        // pdf-extract would recurse without end, and a stack overflow
+        // cannot be caught.
+        if self.path.contains(&node) {
+            return Err("a form XObject draws itself".to_owned());
+        }
+        if self.path.len() >= MAX_XOBJECT_DEPTH {
+            return Err("form XObjects nest too deeply".to_owned());
+        }
+        let parsed = match self.parsed.get(&node) {
+            Some(p) => p.clone(),
+            None => {
+                // As pdf-extract reads a form: decompressed, else its raw bytes.
+                let plain = if form.filters().is_ok() {
+                    form.decompressed_content()
+                        .unwrap_or_else(|_| form.content.clone())
+                } else {
+                    form.content.clone()
+                };
+                let p = std::rc::Rc::new(parse_content(&plain));
+                self.parsed.insert(node, p.clone());
+                p
+            }
+        };
+        self.path.push(node);
+        let inner = self.draws(&parsed, Some(resources));
+        self.path.pop();
+        let work = Work {
+            bytes: parsed.bytes,
+            operators: parsed.operators,
+        }
+        .add(inner?, 1);
+        self.summed.insert(key, work);
+        Ok(work)
+    }
 }
 
 /// Whether every compressed stream of the document (images left out: the
@@ -310,15 +617,17 @@ fn tidy(text: &str) -> String {
     lines.join("\n").trim().to_owned()
 }
 
-/// Refuses the shapes on which pdf-extract would recurse without end: a looping
-/// `Parent` chain (inherited attributes) and a form XObject that draws itself.
+/// Refuses a looping `Parent` chain, on which pdf-extract would recurse
+/// without end looking for inherited attributes. (A form XObject that draws
+/// itself is found by the work walk, which follows the `Do`s pdf-extract
+/// will run: a form without resources of its own uses its caller's, so the
+/// resources alone would refuse ordinary files.)
 fn check_recursion(doc: &Document, page_id: ObjectId) -> Result<(), String> {
     let page = doc
         .get_dictionary(page_id)
         .map_err(|error| format!("not a page dictionary: {error}"))?;
     let mut seen = HashSet::from([page_id]);
     let mut node = page;
-    let mut resources = dictionary(doc, node.get(b"Resources").ok());
     while let Ok(parent) = node.get(b"Parent").and_then(Object::as_reference) {
         if !seen.insert(parent) || seen.len() > MAX_TREE_DEPTH {
             return Err("the page tree loops back on itself".to_owned());
@@ -327,45 +636,6 @@ fn check_recursion(doc: &Document, page_id: ObjectId) -> Result<(), String> {
             break;
         };
         node = parent_dict;
-        resources = resources.or_else(|| dictionary(doc, node.get(b"Resources").ok()));
-    }
-    let Some(resources) = resources else {
-        return Ok(());
-    };
-    let mut path = Vec::new();
-    let mut visits = 0;
-    walk_xobjects(doc, resources, &mut path, &mut visits)
-}
-
-/// Depth-first over the form XObjects reachable from `resources`. A node is identified
-/// by its address in `doc`, so direct and indirect streams are both tracked; `path`
-/// holds the XObjects being drawn, as pdf-extract would nest them.
-fn walk_xobjects(
-    doc: &Document,
-    resources: &Dictionary,
-    path: &mut Vec<usize>,
-    visits: &mut usize,
-) -> Result<(), String> {
-    let Some(xobjects) = dictionary(doc, resources.get(b"XObject").ok()) else {
-        return Ok(());
-    };
-    for (_, value) in xobjects.iter() {
-        let Some(stream) = resolve(doc, value).and_then(|object| object.as_stream().ok()) else {
-            continue;
-        };
-        let node = std::ptr::from_ref(stream) as usize;
-        if path.contains(&node) {
-            return Err("a form XObject draws itself".to_owned());
-        }
-        *visits += 1;
-        if path.len() >= MAX_XOBJECT_DEPTH || *visits > MAX_XOBJECT_VISITS {
-            return Err("form XObjects nest too deeply".to_owned());
-        }
-        // Like pdf-extract: an XObject without resources of its own uses its caller's.
-        let inner = dictionary(doc, stream.dict.get(b"Resources").ok()).unwrap_or(resources);
-        path.push(node);
-        walk_xobjects(doc, inner, path, visits)?;
-        path.pop();
     }
     Ok(())
 }
