@@ -416,3 +416,81 @@ fn erasing_one_teaching_note_takes_its_concept_and_leaves_the_rest() {
     assert_eq!(q1.text, "What is osmosis?");
     assert_eq!(brain.verify(&di, None).unwrap().state, ChainState::Intact);
 }
+
+/// An erasure whose process dies after its commit, before its compaction:
+/// `verify` names the compaction still owed, and the next open of the store,
+/// by any process, finishes it before anything is served, leaving no byte of
+/// the erased text in the files.
+#[test]
+fn an_erasure_cut_short_after_its_commit_is_finished_by_the_next_open() {
+    use tm_store::StoreExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("k.db");
+    let loc = tm_store::postgres::cluster::location(&path);
+    let sqlite = !tm_store::is_postgres(loc.as_str());
+    let brain = Brain::open(loc.as_str(), Arc::new(tm_embed::HashEmbedder::new())).unwrap();
+    brain
+        .import_bytes(
+            "h.jsonl",
+            history("ana", CANARY).as_bytes(),
+            None,
+            &mut |_, _, _| {},
+        )
+        .unwrap();
+    let ana = brain.subject("ana/cells").unwrap();
+    drop(brain);
+    let raw = || -> Vec<u8> {
+        ["k.db", "k.db-wal", "k.db-shm", "k.db-journal"]
+            .iter()
+            .flat_map(|f| std::fs::read(dir.path().join(f)).unwrap_or_default())
+            .collect()
+    };
+
+    // The erasure commits; the process "dies" before its compaction.
+    let engine = tm_store::open(loc.as_str()).unwrap();
+    let mut store = engine.connect().unwrap();
+    let erasure = store
+        .write(|tx| {
+            tx.erase(
+                &tm_model::episodes::NewErasure {
+                    at: at("2026-03-09T12:00:00Z"),
+                    scope: "learner".into(),
+                    target: "ana".into(),
+                    reference: "ticket 9".into(),
+                    reason: String::new(),
+                },
+                std::slice::from_ref(&ana),
+            )
+        })
+        .unwrap();
+    let report = tm_store::verify(&*store, &ana, None).unwrap();
+    assert_eq!(report.compaction_owed, vec![erasure.id], "{report:?}");
+    let note = report.erasure_note().unwrap();
+    assert!(note.contains("COMPACTION NOT FINISHED"), "{note}");
+    if sqlite {
+        assert!(
+            contains_folded(&raw(), CANARY),
+            "before the compaction the files still hold the erased text"
+        );
+    }
+    drop(store);
+    drop(engine);
+
+    // The next open finishes it.
+    let brain = Brain::open(loc.as_str(), Arc::new(tm_embed::HashEmbedder::new())).unwrap();
+    let report = brain.verify(&ana, None).unwrap();
+    assert!(report.compaction_owed.is_empty(), "{report:?}");
+    assert_eq!(report.state, ChainState::Intact);
+    assert!(!report.erasure_note().unwrap().contains("COMPACTION"));
+    drop(brain);
+    if !sqlite {
+        println!(
+            "skipped: the raw-file canary search runs on SQLite only (PostgreSQL's files are the server's)"
+        );
+        return;
+    }
+    assert!(
+        !contains_folded(&raw(), CANARY),
+        "the files still hold the canary"
+    );
+}

@@ -518,6 +518,11 @@ pub struct ChainReport {
     /// The erasures that removed this subject's content.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub erasures: Vec<Erasure>,
+    /// Of those, the ones (ids) whose compaction has not finished: the
+    /// erased text may still be in the store's files until the store is
+    /// next opened or compacted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compaction_owed: Vec<i64>,
 }
 
 impl ChainReport {
@@ -555,8 +560,20 @@ impl ChainReport {
         } else {
             String::new()
         };
+        let owed = if self.compaction_owed.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; COMPACTION NOT FINISHED after erasure {}: the erased text may still be in the store's files until the store is next opened or `tutor-memory compact` runs",
+                self.compaction_owed
+                    .iter()
+                    .map(|i| format!("#{i}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
         Some(format!(
-            "{} episode{} erased {}{v1}",
+            "{} episode{} erased {}{v1}{owed}",
             self.erased,
             if self.erased == 1 { "" } else { "s" },
             each.join(", ")

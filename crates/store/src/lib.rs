@@ -469,6 +469,26 @@ pub trait Reader {
     // ------------------------------------------------------------ erasure
     /// The erasures that cleared episodes of the subject, oldest first.
     fn erasures(&self, s: &Subject) -> Result<Vec<Erasure>>;
+    /// The erasures (ids) whose compaction has not finished: the store's
+    /// files may still hold their erased bytes. Recorded in the erasure's
+    /// own transaction, cleared by [`Store::compact`], which the next open
+    /// of the store runs first.
+    fn compaction_owed(&self) -> Result<Vec<i64>>;
+}
+
+/// What a compaction says of the erasures it settled.
+pub(crate) fn owed_settled(owed: &[i64]) -> String {
+    match owed {
+        [] => String::new(),
+        ids => format!(
+            " (the compaction owed by erasure{} {} is finished)",
+            if ids.len() == 1 { "" } else { "s" },
+            ids.iter()
+                .map(|i| format!("#{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
 }
 
 /// One write transaction: every write, and every read as seen inside it.
@@ -765,9 +785,19 @@ pub fn verify(r: &dyn Reader, s: &Subject, checkpoint: Option<&Checkpoint>) -> R
     } else {
         Vec::new()
     };
+    let owed = if erasures.is_empty() {
+        Vec::new()
+    } else {
+        r.compaction_owed()?
+    };
     Ok(ChainReport {
         erased,
         erased_v1,
+        compaction_owed: erasures
+            .iter()
+            .map(|e| e.id)
+            .filter(|id| owed.contains(id))
+            .collect(),
         erasures,
         subject: key,
         state: if first_break.is_some() {

@@ -78,10 +78,18 @@ impl PgEngine {
         let location = redact(url);
         let mut client = connect_client(url, &location)?;
         migrate(&mut client, &location)?;
-        Ok(PgEngine {
+        let engine = PgEngine {
             url: url.to_string(),
             location,
-        })
+        };
+        // An erasure whose VACUUM was cut short is finished before anything
+        // is served; when it cannot finish now it stays owed (`verify` names
+        // it; the next open or `compact` tries again).
+        let mut first = engine.connect()?;
+        if !first.compaction_owed()?.is_empty() {
+            let _ = first.compact();
+        }
+        Ok(engine)
     }
 }
 
@@ -236,15 +244,22 @@ impl Store for PgStore {
         // Plain VACUUM marks the erased tuples' space free for reuse and
         // drops dead index entries; the bytes are overwritten as the space is
         // reused (VACUUM FULL would rewrite the tables under an exclusive lock).
+        let owed = self.compaction_owed()?;
         let client = self.c.get_mut();
         for table in ERASED_TABLES {
             client.batch_execute(&format!("VACUUM (ANALYZE) {table}"))?;
         }
+        // Settled only now: an erasure committed during the VACUUMs stays
+        // owed for the next compaction.
+        for id in &owed {
+            client.execute("DELETE FROM compaction_owed WHERE erasure_id = $1", &[id])?;
+        }
         Ok(format!(
-            "{}: VACUUM of {} tables ({})",
+            "{}: VACUUM of {} tables ({}){}",
             self.location,
             ERASED_TABLES.len(),
-            ERASED_TABLES.join(", ")
+            ERASED_TABLES.join(", "),
+            crate::owed_settled(&owed)
         ))
     }
 }
@@ -529,6 +544,9 @@ impl<C: GenericClient> Reader for Pg<C> {
     }
     fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
         self.with(|c| q::erasures(c, s))
+    }
+    fn compaction_owed(&self) -> Result<Vec<i64>> {
+        self.with(|c| q::compaction_owed(c))
     }
 }
 

@@ -1863,6 +1863,24 @@ fn record_erasure<C: GenericClient>(
         ],
     )?
     .get(0))
+    .and_then(|id: i64| {
+        c.execute(
+            "INSERT INTO compaction_owed (erasure_id) VALUES ($1)",
+            &[&id],
+        )?;
+        Ok(id)
+    })
+}
+
+/// The erasures whose compaction has not finished yet.
+pub(crate) fn compaction_owed<C: GenericClient>(c: &mut Db<'_, C>) -> Result<Vec<i64>> {
+    Ok(c.query(
+        "SELECT erasure_id FROM compaction_owed ORDER BY erasure_id",
+        &[],
+    )?
+    .iter()
+    .map(|r| r.get(0))
+    .collect())
 }
 
 pub(crate) fn erase<C: GenericClient>(

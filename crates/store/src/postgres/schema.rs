@@ -377,4 +377,10 @@ CREATE INDEX episodes_by_salt ON episodes (subject_id, salt) WHERE salt IS NOT N
     r#"
 ALTER TABLE fts_postings ALTER COLUMN term TYPE TEXT COLLATE "C";
 "#,
+    // 6: a compaction owed, as SQLite's migration 13: recorded in the
+    //    erasure's own transaction, cleared once the VACUUM of the touched
+    //    tables has finished; any process opening the store finishes it first.
+    r#"
+CREATE TABLE compaction_owed (erasure_id BIGINT PRIMARY KEY REFERENCES erasures(id));
+"#,
 ];

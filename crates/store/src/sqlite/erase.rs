@@ -137,7 +137,28 @@ fn record(c: &Connection, e: &NewErasure, subjects: usize, episodes: usize) -> R
             episodes as i64
         ],
     )?;
-    Ok(c.last_insert_rowid())
+    let id = c.last_insert_rowid();
+    c.execute("INSERT INTO compaction_owed (erasure_id) VALUES (?1)", [id])?;
+    Ok(id)
+}
+
+/// The erasures whose compaction has not finished yet.
+pub(crate) fn owed(c: &Connection) -> Result<Vec<i64>> {
+    let mut stmt =
+        c.prepare_cached("SELECT erasure_id FROM compaction_owed ORDER BY erasure_id")?;
+    let rows = stmt.query_map([], |r| r.get(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Compacts, then marks `owed` (read before the compaction began) settled;
+/// an erasure committed meanwhile stays owed for the next compaction.
+pub(crate) fn compact_owed(c: &Connection, owed: &[i64]) -> Result<()> {
+    compact(c)?;
+    let mut settle = c.prepare("DELETE FROM compaction_owed WHERE erasure_id = ?1")?;
+    for id in owed {
+        settle.execute([id])?;
+    }
+    Ok(())
 }
 
 fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {

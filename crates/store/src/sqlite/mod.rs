@@ -73,7 +73,14 @@ impl SqliteEngine {
     /// to date.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteEngine> {
         let path = path.as_ref();
-        SqliteStore::open(path)?;
+        let mut first = SqliteStore::open(path)?;
+        // An erasure whose compaction was cut short (the process killed
+        // after its commit) is finished before anything is served. When it
+        // cannot finish now (another process keeps reading), it stays owed:
+        // `verify` names it, and the next open or `compact` tries again.
+        if !erase::owed(&first.conn)?.is_empty() {
+            let _ = first.compact();
+        }
         Ok(SqliteEngine {
             path: path.to_path_buf(),
             location: path.display().to_string(),
@@ -284,10 +291,12 @@ impl Store for SqliteStore {
     }
 
     fn compact(&mut self) -> Result<String> {
-        erase::compact(&self.conn)?;
+        let owed = erase::owed(&self.conn)?;
+        erase::compact_owed(&self.conn, &owed)?;
         Ok(format!(
-            "{}: full-text indexes merged, write-ahead log checkpointed and emptied, VACUUM",
-            self.location
+            "{}: full-text indexes merged, write-ahead log checkpointed and emptied, VACUUM{}",
+            self.location,
+            crate::owed_settled(&owed)
         ))
     }
 }
@@ -554,6 +563,9 @@ impl<T: Conn> Reader for T {
     }
     fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
         erase::erasures(self.conn(), s)
+    }
+    fn compaction_owed(&self) -> Result<Vec<i64>> {
+        erase::owed(self.conn())
     }
 }
 

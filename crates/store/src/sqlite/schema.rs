@@ -356,6 +356,13 @@ END;
     r#"
 CREATE INDEX episodes_live_by_time ON episodes (subject_id, at, seq, erased_by) WHERE erased_by IS NULL;
 "#,
+    // 13: a compaction owed. An erasure's own transaction records that the
+    //     file may still hold the erased bytes (free pages, the log, old
+    //     full-text segments); the row goes once a compaction has finished.
+    //     Any process that opens the store finishes an owed one first.
+    r#"
+CREATE TABLE compaction_owed (erasure_id INTEGER PRIMARY KEY REFERENCES erasures(id));
+"#,
 ];
 
 /// The schema version the passage migration brings the database to; its
