@@ -35,7 +35,7 @@ use tm_model::grounding::{Grounding, Passage};
 use tm_model::map::ConceptMap;
 use tm_model::nightly::Report;
 use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::{ApiKey, Claim, KeyOwner};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
 use tm_store::{Engine, Reader, Store, StoreExt};
 
 /// The smallest token budget a block may be asked for.
@@ -162,6 +162,9 @@ pub struct Brain {
     /// How many block workers to start (on the first block).
     block_workers: usize,
     workers: OnceLock<mpsc::Sender<Job>>,
+    /// Whose learners the operator's names mean (`--owner`): `None`, any
+    /// owner's, as long as only one has the name.
+    view: Option<Owner>,
 }
 
 /// What a subject's beliefs are, with honest check counts.
@@ -218,6 +221,7 @@ impl Brain {
             cap: DEFAULT_CAP,
             block_workers: default_block_workers(),
             workers: OnceLock::new(),
+            view: None,
         }
     }
 
@@ -310,10 +314,27 @@ impl Brain {
     /// is not a key, [`Error::UnknownSubject`] when no such subject is stored.
     pub fn subject(&self, key: &str) -> Result<Subject> {
         let parsed = SubjectKey::parse(key).map_err(|e| Error::BadKey(format!("{key:?}: {e}")))?;
+        let view = self.view;
         self.read(|r| {
-            r.subject(&parsed)?
-                .ok_or_else(|| Error::UnknownSubject(parsed.to_string()))
+            match view {
+                None => r.subject(&parsed)?,
+                Some(owner) => r.subject_of(owner, &parsed)?,
+            }
+            .ok_or_else(|| Error::UnknownSubject(parsed.to_string()))
         })
+    }
+
+    /// Makes the operator's names (subject keys and learner slugs given to
+    /// [`Brain::subject`], imports, [`Scope::Learner`]) mean `owner`'s
+    /// learners; `None` (the default): any owner's, as long as only one has
+    /// the name.
+    pub fn set_view(&mut self, owner: Option<Owner>) {
+        self.view = owner;
+    }
+
+    /// The owner the operator's names mean, if one was set.
+    pub fn view(&self) -> Option<Owner> {
+        self.view
     }
 
     /// Every subject, by key.
@@ -328,11 +349,8 @@ impl Brain {
         let missing = || Error::UnknownSubject(key.to_string());
         let parsed = SubjectKey::parse(key).map_err(|_| missing())?;
         self.read(|r| {
-            let s = r.subject(&parsed)?.ok_or_else(missing)?;
-            if r.subject_tenant(&s)? != Some(tenant_id) {
-                return Err(missing());
-            }
-            Ok(s)
+            r.subject_of(Owner::Tenant(tenant_id), &parsed)?
+                .ok_or_else(missing)
         })
     }
 
@@ -341,9 +359,11 @@ impl Brain {
         self.read(|r| Ok(r.tenant_subjects(tenant_id)?))
     }
 
-    /// Creates a subject (and its learner) for a tenant; an existing subject
-    /// of the tenant's is returned as it is (`false`: not created). A learner
-    /// slug another tenant (or the CLI) owns is [`Error::LearnerTaken`].
+    /// Creates a subject (and its learner) for a tenant; an existing live
+    /// subject of the tenant's is returned as it is (`false`: not created).
+    /// Learner names are the tenant's own: another tenant's learner of the
+    /// same name is neither seen nor in the way, and a name whose subject was
+    /// erased whole is free again (a new subject, a new chain).
     pub fn create_subject(
         &self,
         tenant_id: i64,
@@ -357,16 +377,11 @@ impl Brain {
         if let Some(l) = language {
             tm_model::subject::check_language(l).map_err(|e| Error::Invalid(e.to_string()))?;
         }
+        let owner = Owner::Tenant(tenant_id);
         self.pool.with(|store| {
-            let existed = store.subject(key)?.is_some();
             store.write_with(|tx| {
-                if tx.claim_learner(&key.learner, tenant_id, at)? == Claim::Taken {
-                    return Err(Error::LearnerTaken(format!(
-                        "the learner slug {:?} is not available to this key",
-                        key.learner
-                    )));
-                }
-                let s = tx.ensure_subject(key, title, language, at)?;
+                let existed = tx.subject_of(owner, key)?.is_some_and(|s| !s.retired);
+                let s = tx.ensure_subject(owner, key, title, language, at)?;
                 match timezone {
                     Some(tz) if !existed => {
                         tx.set_timezone(&s, tz)?;
@@ -403,7 +418,8 @@ impl Brain {
         outside: bool,
         progress: &mut dyn FnMut(&'static str, usize, usize),
     ) -> Result<Recorded> {
-        self.indexing(|s, ix| crate::import::import_file_with(s, ix, path, outside, progress))
+        let view = self.view;
+        self.indexing(|s, ix| crate::import::import_file_with(s, ix, path, outside, view, progress))
     }
 
     /// Imports a history given as bytes; `base` resolves its files' paths.
@@ -414,7 +430,10 @@ impl Brain {
         base: Option<&Path>,
         progress: &mut dyn FnMut(&'static str, usize, usize),
     ) -> Result<Recorded> {
-        self.indexing(|s, ix| crate::import::import_bytes(s, ix, source, bytes, base, progress))
+        let view = self.view;
+        self.indexing(|s, ix| {
+            crate::import::import_bytes_as(s, ix, source, bytes, base, view, progress)
+        })
     }
 
     /// Records events for a subject in one transaction: appended, routed,
@@ -785,13 +804,30 @@ impl Brain {
         tm_model::instant::check(at).map_err(Error::Invalid)?;
         // The subjects are resolved inside the erase's own transaction, so a
         // subject written meanwhile is erased too or not at all, never half.
-        let (erasure, subjects, compaction) = self.pool.with(|store| {
-            let (erasure, subjects) = store.write_with(|tx| {
-                let (kind, target, subjects) = scope.subjects(&*tx)?;
+        let view = self.view;
+        let (erasure, subjects, compaction, repeated) = self.pool.with(|store| {
+            let (erasure, subjects, repeated) = store.write_with(|tx| {
+                let (kind, target, subjects) = scope.subjects(&*tx, view)?;
                 if subjects.is_empty() {
                     return Err(Error::NotFound(format!(
                         "no subject to erase for {kind} {target}"
                     )));
+                }
+                // Asked again (every subject erased whole already, the first
+                // one perhaps cut short before its compaction): no second
+                // record, the work is finished below.
+                if subjects.iter().all(|s| s.retired) {
+                    let mut last: Option<Erasure> = None;
+                    for s in &subjects {
+                        for e in tx.erasures(s)? {
+                            if last.as_ref().is_none_or(|l| e.id > l.id) {
+                                last = Some(e);
+                            }
+                        }
+                    }
+                    if let Some(done) = last {
+                        return Ok((done, subjects, true));
+                    }
                 }
                 let request = NewErasure {
                     at,
@@ -800,7 +836,7 @@ impl Brain {
                     reference: reference.to_string(),
                     reason: String::new(),
                 };
-                Ok((tx.erase(&request, &subjects)?, subjects))
+                Ok((tx.erase(&request, &subjects)?, subjects, false))
             })?;
             // What this process holds in memory of those subjects goes too.
             if let Ok(recaller) = self.recaller() {
@@ -809,12 +845,13 @@ impl Brain {
                 }
             }
             let compaction = compact_after_erasure(store);
-            Ok((erasure, subjects, compaction))
+            Ok((erasure, subjects, compaction, repeated))
         })?;
         Ok(Erased {
             erasure,
             subjects: subjects.iter().map(|s| s.key.to_string()).collect(),
             compaction,
+            repeated,
         })
     }
 
@@ -891,6 +928,7 @@ impl Brain {
             erasure,
             subjects: vec![subject.key.to_string()],
             compaction,
+            repeated: false,
         })
     }
 
@@ -903,7 +941,7 @@ impl Brain {
         tm_model::instant::check(at).map_err(Error::Invalid)?;
         self.pool.with(|store| {
             store.write_with(|tx| {
-                let (kind, target, subjects) = scope.subjects(&*tx)?;
+                let (kind, target, subjects) = scope.subjects(&*tx, self.view)?;
                 if subjects.is_empty() {
                     return Err(Error::NotFound(format!(
                         "no subject to export for {kind} {target}"
@@ -987,30 +1025,62 @@ pub enum Scope {
 
 impl Scope {
     /// What kind of scope, its target (a key, slug or tenant name), and the
-    /// subjects it covers now, as `r` sees them.
-    pub fn subjects(&self, r: &dyn Reader) -> Result<(&'static str, String, Vec<Subject>)> {
+    /// subjects it covers now, as `r` sees them: the live ones, or, when all
+    /// are retired (erased whole before), those. `view` is whose learner a
+    /// [`Scope::Learner`] slug means (`None`: the one owner that has it).
+    pub fn subjects(
+        &self,
+        r: &dyn Reader,
+        view: Option<Owner>,
+    ) -> Result<(&'static str, String, Vec<Subject>)> {
         Ok(match self {
             Scope::Subject(s) => ("subject", s.key.to_string(), vec![s.clone()]),
-            Scope::Learner(slug) => (
-                "learner",
-                slug.clone(),
-                r.subjects()?
-                    .into_iter()
-                    .filter(|s| &s.key.learner == slug)
-                    .collect(),
-            ),
+            Scope::Learner(slug) => {
+                let of: Vec<Subject> = live_first(
+                    r.subjects()?
+                        .into_iter()
+                        .filter(|s| &s.key.learner == slug && view.is_none_or(|o| s.owner == o))
+                        .collect(),
+                );
+                if of.iter().any(|s| s.owner != of[0].owner) {
+                    return Err(Error::Invalid(format!(
+                        "several owners have a learner {slug}: say whose with --owner TENANT (--owner - for the operator's own)"
+                    )));
+                }
+                ("learner", slug.clone(), of)
+            }
             Scope::TenantLearner { tenant_id, learner } => (
                 "learner",
                 learner.clone(),
-                r.tenant_subjects(*tenant_id)?
-                    .into_iter()
-                    .filter(|s| &s.key.learner == learner)
-                    .collect(),
+                live_first(
+                    r.subjects()?
+                        .into_iter()
+                        .filter(|s| {
+                            &s.key.learner == learner && s.owner == Owner::Tenant(*tenant_id)
+                        })
+                        .collect(),
+                ),
             ),
-            Scope::Tenant { tenant_id, name } => {
-                ("tenant", name.clone(), r.tenant_subjects(*tenant_id)?)
-            }
+            Scope::Tenant { tenant_id, name } => (
+                "tenant",
+                name.clone(),
+                live_first(
+                    r.subjects()?
+                        .into_iter()
+                        .filter(|s| s.owner == Owner::Tenant(*tenant_id))
+                        .collect(),
+                ),
+            ),
         })
+    }
+}
+
+/// The live subjects among `subjects`, or all of them when none is live.
+fn live_first(subjects: Vec<Subject>) -> Vec<Subject> {
+    if subjects.iter().any(|s| !s.retired) {
+        subjects.into_iter().filter(|s| !s.retired).collect()
+    } else {
+        subjects
     }
 }
 
@@ -1022,6 +1092,9 @@ pub struct Erased {
     pub subjects: Vec<String>,
     /// How the storage was compacted afterwards.
     pub compaction: String,
+    /// The scope was erased whole before: no new erasure was recorded (this
+    /// is the earlier one), only its compaction finished if it was owed.
+    pub repeated: bool,
 }
 
 #[cfg(test)]

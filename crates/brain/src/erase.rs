@@ -98,7 +98,7 @@ pub(crate) fn rederive(
         let recorded = crate::record::record(
             &mut scratch,
             &scratch_ix,
-            Target::Line(&line),
+            Target::Line(&line, Some(tm_store::Owner::Operator)),
             &events,
             Paths::Refused,
             None,

@@ -8,7 +8,7 @@ use crate::record::{Indexing, Paths, Recorded, Source, Target, record};
 use crate::{Error, Result};
 use sha2::{Digest, Sha256};
 use std::path::Path;
-use tm_store::Store;
+use tm_store::{Owner, Store};
 
 /// Imports a history file from disk. File events with a `path` are read
 /// relative to the history file's folder and confined to it.
@@ -18,16 +18,19 @@ pub fn import_file(
     path: &Path,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Recorded> {
-    import_file_with(store, ix, path, false, progress)
+    import_file_with(store, ix, path, false, None, progress)
 }
 
 /// [`import_file`], with `outside` letting a file event's `path` lead out of
-/// the history's folder (the operator's `import --allow-outside`).
+/// the history's folder (the operator's `import --allow-outside`), and
+/// `owner` saying whose learner the history's subject is (`None`: the one
+/// owner with a live subject of that name, else the operator's).
 pub fn import_file_with(
     store: &mut dyn Store,
     ix: &Indexing<'_>,
     path: &Path,
     outside: bool,
+    owner: Option<Owner>,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Recorded> {
     let bytes = std::fs::read(path).map_err(|e| Error::Io {
@@ -40,12 +43,13 @@ pub fn import_file_with(
     } else {
         Paths::Beside(base)
     };
-    import_bytes(
+    import_bytes_as(
         store,
         ix,
         &path.display().to_string(),
         &bytes,
         paths,
+        owner,
         progress,
     )
 }
@@ -71,6 +75,20 @@ pub fn import_bytes<'p>(
     paths: impl Into<Paths<'p>>,
     progress: &mut dyn FnMut(&'static str, usize, usize),
 ) -> Result<Recorded> {
+    import_bytes_as(store, ix, source, bytes, paths, None, progress)
+}
+
+/// [`import_bytes`] into `owner`'s learner (`None`: the one owner with a
+/// live subject of that name, else the operator's).
+pub fn import_bytes_as<'p>(
+    store: &mut dyn Store,
+    ix: &Indexing<'_>,
+    source: &str,
+    bytes: &[u8],
+    paths: impl Into<Paths<'p>>,
+    owner: Option<Owner>,
+    progress: &mut dyn FnMut(&'static str, usize, usize),
+) -> Result<Recorded> {
     let history = history::parse(source, bytes)?;
     let src = Source {
         name: source.to_string(),
@@ -79,7 +97,7 @@ pub fn import_bytes<'p>(
     record(
         store,
         ix,
-        Target::Line(&history.subject),
+        Target::Line(&history.subject, owner),
         &history.events,
         paths.into(),
         Some(&src),

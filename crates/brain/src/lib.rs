@@ -57,9 +57,6 @@ pub enum Error {
     /// A subject name that is not `learner/subject`.
     #[error("not a subject key: {0}")]
     BadKey(String),
-    /// A learner slug that another tenant (or the CLI) owns.
-    #[error("{0}")]
-    LearnerTaken(String),
     /// A message sent to be taught that carries no teaching cue.
     #[error("{0}")]
     NotTeaching(String),
@@ -94,7 +91,6 @@ impl Error {
             | Error::UnknownSubject(_)
             | Error::NotFound(_)
             | Error::BadKey(_)
-            | Error::LearnerTaken(_)
             | Error::NotTeaching(_)
             | Error::Io { .. } => true,
             Error::Store(e) => e.is_input(),
@@ -112,12 +108,12 @@ impl Error {
             Error::Invalid(_) | Error::BadKey(_) | Error::Io { .. } => "invalid_request",
             Error::UnknownSubject(_) => "unknown_subject",
             Error::NotFound(_) => "not_found",
-            Error::LearnerTaken(_) => "learner_unavailable",
             Error::NotTeaching(_) => "not_teaching",
             Error::Model(_) => "model_failed",
             Error::Embed(_) | Error::Internal(_) => "internal",
             Error::Store(e) => match e {
                 S::UnknownSubject(_) => "unknown_subject",
+                S::AmbiguousSubject { .. } => "invalid_request",
                 S::UnknownFile { .. } | S::UnknownEpisode { .. } => "not_found",
                 S::ExternalIdTaken { .. } => "external_id_taken",
                 S::Key(_) => "invalid_request",

@@ -37,7 +37,7 @@ use tm_model::files::FileAdded;
 use tm_model::map::{ConceptMap, ExtractedConcept, TeachOutcome};
 use tm_model::subject::Subject;
 use tm_model::teaching::teaching;
-use tm_store::{Reader, Store, StoreExt, Tx};
+use tm_store::{Owner, Reader, Store, StoreExt, Tx};
 
 /// The length of an episode's one-line summary, in characters.
 pub const SUMMARY_CHARS: usize = 160;
@@ -59,8 +59,10 @@ pub struct Indexing<'a> {
 pub enum Target<'a> {
     /// A subject that exists.
     Subject(&'a Subject),
-    /// The subject a history's first line names, created when absent.
-    Line(&'a SubjectLine),
+    /// The subject a history's first line names, created when absent: of
+    /// this owner, or (`None`) of the one owner with a live subject of that
+    /// name, else the operator's.
+    Line(&'a SubjectLine, Option<Owner>),
 }
 
 /// A history file being imported: its name and checksum are recorded, and a
@@ -481,13 +483,22 @@ pub fn apply(
     let events = prepared.events;
     let subject = match target {
         Target::Subject(s) => s.clone(),
-        Target::Line(line) => {
+        Target::Line(line, owner) => {
             let first_at = events
                 .first()
                 .map(|e| e.at)
                 .unwrap_or(DateTime::<Utc>::MIN_UTC);
-            let s =
-                tx.ensure_subject(&line.key, &line.title, line.language.as_deref(), first_at)?;
+            let owner = match owner {
+                Some(o) => o,
+                None => live_named(&*tx, &line.key, None)?.map_or(Owner::Operator, |s| s.owner),
+            };
+            let s = tx.ensure_subject(
+                owner,
+                &line.key,
+                &line.title,
+                line.language.as_deref(),
+                first_at,
+            )?;
             match line.timezone {
                 Some(tz) if s.timezone != Some(tz) => {
                     tx.set_timezone(&s, tz)?;
@@ -520,7 +531,7 @@ pub fn apply(
     };
     // The nights an export recorded run where they ran, in this transaction.
     let nights: &[Night] = match target {
-        Target::Line(line) => &line.nights,
+        Target::Line(line, _) => &line.nights,
         Target::Subject(_) => &[],
     };
     if let Some(n) = nights.iter().find(|n| n.after > total) {
@@ -665,7 +676,7 @@ pub fn record(
 ) -> Result<Recorded> {
     let existing = match target {
         Target::Subject(s) => Some(s.clone()),
-        Target::Line(line) => store.subject(&line.key)?,
+        Target::Line(line, owner) => live_named(&*store, &line.key, owner)?,
     };
     if let (Some(s), Some(src)) = (&existing, source)
         && store.imported(s, &src.sha256)?
@@ -683,6 +694,19 @@ pub fn record(
     }
     let prepared = prepare(&*store, ix, existing.as_ref(), events, paths, progress)?;
     store.write_with(|tx| apply(tx, ix, target, prepared, source, progress))
+}
+
+/// The live subject `key` of `owner`, or of whichever owner has one.
+fn live_named(
+    r: &dyn tm_store::Reader,
+    key: &tm_model::subject::SubjectKey,
+    owner: Option<Owner>,
+) -> Result<Option<Subject>> {
+    Ok(match owner {
+        Some(o) => r.subject_of(o, key)?,
+        None => r.subject(key)?,
+    }
+    .filter(|s| !s.retired))
 }
 
 /// Appends one event's episode (and its file version, belief, map change).

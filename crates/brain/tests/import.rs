@@ -440,7 +440,14 @@ fn a_history_reads_only_files_in_its_own_folder() {
     let anywhere = |store: &mut common::TestStore, path: &str| {
         let h = folder.join("h2.jsonl");
         std::fs::write(&h, history(path)).unwrap();
-        tm_brain::import::import_file_with(&mut **store, &common::ix(), &h, true, &mut |_, _, _| {})
+        tm_brain::import::import_file_with(
+            &mut **store,
+            &common::ix(),
+            &h,
+            true,
+            None,
+            &mut |_, _, _| {},
+        )
     };
     let err = anywhere(&mut store, "/dev/zero").unwrap_err().to_string();
     assert!(err.contains("not a regular file"), "{err}");

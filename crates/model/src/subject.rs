@@ -18,6 +18,13 @@ pub struct Subject {
     pub language: Option<String>,
     #[serde(serialize_with = "tz_name")]
     pub timezone: Option<Tz>,
+    /// Whose learner it belongs to (learner names are per owner).
+    #[serde(skip)]
+    pub owner: crate::tenants::Owner,
+    /// Erased whole (as a subject, a learner or a tenant): its chain and the
+    /// erasure stay, but its name is free for a new subject.
+    #[serde(skip)]
+    pub retired: bool,
 }
 
 impl Subject {

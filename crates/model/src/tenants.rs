@@ -36,3 +36,35 @@ pub enum Claim {
     /// Another tenant owns it, or it was created outside the service.
     Taken,
 }
+
+/// Whose a learner is. Learner names are per owner: two tenants may each
+/// have an `ana`, and the operator (the CLI) has learners of its own until
+/// it assigns them to a tenant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Owner {
+    /// Made outside the service, by the operator's CLI.
+    Operator,
+    /// A tenant's (its id).
+    Tenant(i64),
+}
+
+impl Owner {
+    /// The tenant's id, or `None` for the operator.
+    pub fn tenant_id(self) -> Option<i64> {
+        match self {
+            Owner::Operator => None,
+            Owner::Tenant(id) => Some(id),
+        }
+    }
+
+    /// From a learner row's tenant column.
+    pub fn of(tenant_id: Option<i64>) -> Owner {
+        tenant_id.map_or(Owner::Operator, Owner::Tenant)
+    }
+
+    /// The number that stands for the owner in a uniqueness index (0 for the
+    /// operator; tenant ids start at 1).
+    pub fn index_key(self) -> i64 {
+        self.tenant_id().unwrap_or(0)
+    }
+}

@@ -146,13 +146,15 @@ pub struct SubjectList {
     pub subjects: Vec<SubjectOut>,
 }
 
-/// Create a subject (and its learner, for this tenant).
+/// Create a subject (and its learner, for this tenant). Learner names are
+/// the tenant's own: another tenant's learner of the same name is neither
+/// seen nor in the way, and the name of a subject erased whole is free
+/// again (a new subject).
 #[utoipa::path(post, path = "/v1/subjects", tag = "subjects",
     request_body = CreateSubject,
     responses(
         (status = 201, description = "created", body = SubjectOut),
         (status = 200, description = "it already existed", body = SubjectOut),
-        (status = 409, description = "the learner belongs to another tenant", body = ErrorBody),
         (status = 422, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn create_subject(

@@ -25,7 +25,7 @@ pub struct ErrorDetail {
     /// Stable machine-readable code: `unauthorized`, `forbidden`, `not_found`,
     /// `unknown_subject`, `unknown_learner`, `malformed_json`, `invalid_request`, `invalid_event`,
     /// `payload_too_large`, `unsupported_media_type`, `conflict`,
-    /// `learner_unavailable`, `external_id_taken`, `model_failed`, `internal`;
+    /// `external_id_taken`, `model_failed`, `internal`;
     /// and for requests that are not HTTP the server can parse,
     /// `malformed_request`, `uri_too_long`, `headers_too_large`.
     pub code: String,
@@ -105,7 +105,7 @@ impl From<tm_store::Error> for ApiError {
             E::ExternalIdTaken { .. } => {
                 ApiError::new(StatusCode::CONFLICT, "external_id_taken", e.to_string())
             }
-            E::Key(_) => ApiError::invalid(e.to_string()),
+            E::Key(_) | E::AmbiguousSubject { .. } => ApiError::invalid(e.to_string()),
             other => ApiError::internal(other.to_string()),
         }
     }
@@ -119,7 +119,7 @@ impl From<tm_brain::Error> for ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             "unknown_subject" | "not_found" => StatusCode::NOT_FOUND,
-            "learner_unavailable" | "external_id_taken" => StatusCode::CONFLICT,
+            "external_id_taken" => StatusCode::CONFLICT,
             "model_failed" => StatusCode::BAD_GATEWAY,
             _ => StatusCode::INTERNAL_SERVER_ERROR,
         };

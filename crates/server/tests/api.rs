@@ -204,15 +204,106 @@ async fn subjects_are_created_listed_and_read_per_tenant() {
     assert_eq!(v["files"][0]["name"], "cells.md");
     assert_eq!(v["files"][0]["format"], "markdown");
 
-    // Creating it again is not an error; another tenant cannot take the learner.
+    // Creating it again is not an error.
     let body = json!({"learner":"ana","subject":"cells"});
     let (s, _) = h
         .call("POST", "/v1/subjects", &h.a, Some(body.clone()))
         .await;
     assert_eq!(s, StatusCode::OK);
-    let (s, v) = h.call("POST", "/v1/subjects", &h.b, Some(body)).await;
-    assert_eq!(s, StatusCode::CONFLICT);
-    assert_eq!(v["error"]["code"], "learner_unavailable");
+}
+
+/// Learner names are per tenant: another tenant's learner name answers
+/// exactly as a free one does (same status, same body) and is usable as the
+/// tenant's own, with nothing of the other's in it; a name erased is free
+/// again, and probing names claims nothing for anyone else.
+#[tokio::test]
+async fn learner_names_are_per_tenant_and_leak_nothing() {
+    let h = harness();
+    h.sample().await;
+    let create = |learner: &str, subject: &str| json!({"learner": learner, "subject": subject, "title": "Maths", "at": "2026-03-01T08:00:00Z"});
+    // acme holds "ana"; "zed" is held by nobody. For tenant b, both answer alike.
+    let (s_taken, v_taken) = h
+        .call("POST", "/v1/subjects", &h.b, Some(create("ana", "cells")))
+        .await;
+    let (s_free, v_free) = h
+        .call("POST", "/v1/subjects", &h.b, Some(create("zed", "cells")))
+        .await;
+    assert_eq!(
+        (s_taken, s_free),
+        (StatusCode::CREATED, StatusCode::CREATED)
+    );
+    let without_key = |mut v: Value| {
+        v.as_object_mut().unwrap().remove("key");
+        v.as_object_mut().unwrap().remove("learner");
+        v
+    };
+    assert_eq!(without_key(v_taken), without_key(v_free), "same body");
+    // b's ana is b's own: empty, and acme's is untouched.
+    let (_, mine) = h.call("GET", "/v1/subjects/ana/cells", &h.b, None).await;
+    assert_eq!(mine["episodes"], 0, "{mine}");
+    let (_, theirs) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(theirs["episodes"], 6, "{theirs}");
+    let (s, _) = h
+        .call(
+            "POST",
+            "/v1/subjects/ana/cells/events",
+            &h.b,
+            Some(
+                json!({"type":"learner","at":"2026-03-02T10:00:00Z","text":"What is a fraction?"}),
+            ),
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let (_, theirs) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(theirs["episodes"], 6, "acme's ana got nothing of b's");
+    let list = |key: String| {
+        let h = &h;
+        async move {
+            let (_, v) = h.call("GET", "/v1/subjects", &key, None).await;
+            v["subjects"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["key"].as_str().unwrap().to_string())
+                .collect::<Vec<_>>()
+        }
+    };
+    assert_eq!(list(h.b.clone()).await, ["ana/cells", "zed/cells"]);
+    assert_eq!(list(h.a.clone()).await, ["ana/cells"]);
+    // An erased learner's name is free again: a new subject, not the old one.
+    let (s, _) = h
+        .call("DELETE", "/v1/learners/zed?reference=probe", &h.b, None)
+        .await;
+    assert_eq!(s, StatusCode::OK);
+    let (s, v) = h
+        .call("POST", "/v1/subjects", &h.b, Some(create("zed", "cells")))
+        .await;
+    assert_eq!(s, StatusCode::CREATED, "{v}");
+    assert_eq!(v["title"], "Maths", "{v}");
+    let (_, fresh) = h
+        .call("GET", "/v1/subjects/zed/cells/verify", &h.b, None)
+        .await;
+    assert_eq!(
+        (&fresh["verified"], &fresh["erased"]),
+        (&json!(0), &json!(0)),
+        "{fresh}"
+    );
+    // Erasing again finishes the work without a second record.
+    let (s, first) = h
+        .call("DELETE", "/v1/learners/zed?reference=again", &h.b, None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{first}");
+    let (s, again) = h
+        .call("DELETE", "/v1/learners/zed?reference=again", &h.b, None)
+        .await;
+    assert_eq!(s, StatusCode::OK, "{again}");
+    assert_eq!(again["repeated"], true, "{again}");
+    assert_eq!(again["erasure"]["id"], first["erasure"]["id"]);
+    // Probing claimed nothing for anyone else: acme can still make a "zed".
+    let (s, _) = h
+        .call("POST", "/v1/subjects", &h.a, Some(create("zed", "cells")))
+        .await;
+    assert_eq!(s, StatusCode::CREATED);
 }
 
 #[tokio::test]
@@ -1411,7 +1502,17 @@ async fn erasure_routes_are_tenant_scoped_and_leave_a_verifiable_chain() {
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["chain"]["erased"], 6, "{v}");
     assert_eq!(v["chain"]["state"], "intact");
-    // The whole tenant, confirmed by name.
+    // The whole tenant, confirmed by name: what is left of it (ana was
+    // erased already).
+    let (s, _) = h
+        .call(
+            "POST",
+            "/v1/subjects",
+            &h.a,
+            Some(json!({"learner":"ben","subject":"maths"})),
+        )
+        .await;
+    assert_eq!(s, StatusCode::CREATED);
     let (s, v) = h
         .call(
             "DELETE",
@@ -1422,6 +1523,20 @@ async fn erasure_routes_are_tenant_scoped_and_leave_a_verifiable_chain() {
         .await;
     assert_eq!(s, StatusCode::OK, "{v}");
     assert_eq!(v["erasure"]["scope"], "tenant");
+    assert_eq!(v["subjects"], json!(["ben/maths"]));
+    assert_eq!(v["repeated"], false);
+    // Asked again: nothing left to erase, no second record.
+    let (s, again) = h
+        .call(
+            "DELETE",
+            "/v1/learners?confirm=acme&reference=closing",
+            &h.a,
+            None,
+        )
+        .await;
+    assert_eq!(s, StatusCode::OK, "{again}");
+    assert_eq!(again["repeated"], true);
+    assert_eq!(again["erasure"]["id"], v["erasure"]["id"]);
 }
 
 /// An export is tenant-scoped like an erasure: another tenant's learner or

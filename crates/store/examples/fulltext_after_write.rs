@@ -37,10 +37,26 @@ fn main() {
     let mut store = SqliteStore::open(dir.path().join("r.db")).unwrap();
     let at = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let a = store
-        .write(|tx| tx.ensure_subject(&SubjectKey::parse("l/a").unwrap(), "t", Some("en"), at))
+        .write(|tx| {
+            tx.ensure_subject(
+                tm_store::Owner::Operator,
+                &SubjectKey::parse("l/a").unwrap(),
+                "t",
+                Some("en"),
+                at,
+            )
+        })
         .unwrap();
     let b = store
-        .write(|tx| tx.ensure_subject(&SubjectKey::parse("l/b").unwrap(), "t", Some("en"), at))
+        .write(|tx| {
+            tx.ensure_subject(
+                tm_store::Owner::Operator,
+                &SubjectKey::parse("l/b").unwrap(),
+                "t",
+                Some("en"),
+                at,
+            )
+        })
         .unwrap();
     let batch: Vec<NewEpisode> = (0..10_000).map(|i| ep(i, &words)).collect();
     store

@@ -25,7 +25,7 @@ use tm_model::map::{ConceptMap, ExtractedConcept};
 use tm_model::nightly::working_set::{self, Stamp};
 use tm_model::nightly::{SelfModelInput, calibrate, compose};
 use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::Claim as Owner;
+use tm_model::tenants::{Claim as Taking, Owner};
 
 /// Runs every contract check as its own `#[test]` against the engine `$make`
 /// evaluates to: a `(guard, Arc<dyn Engine>)` pair, the guard kept alive for
@@ -70,7 +70,7 @@ fn t(day: u32, minute: i64) -> DateTime<Utc> {
 fn subject(store: &mut dyn Store, key: &str) -> Subject {
     let key = SubjectKey::parse(key).unwrap();
     store
-        .write(|tx| tx.ensure_subject(&key, "Cells", Some("en"), t(1, 0)))
+        .write(|tx| tx.ensure_subject(Owner::Operator, &key, "Cells", Some("en"), t(1, 0)))
         .unwrap()
 }
 
@@ -278,7 +278,7 @@ pub fn subjects_keep_their_time_zone(engine: &dyn Engine) {
     let s = subject(&mut *store, "ana/zone");
     let key = s.key.clone();
     let again = store
-        .write(|tx| tx.ensure_subject(&key, "Another title", None, t(5, 0)))
+        .write(|tx| tx.ensure_subject(Owner::Operator, &key, "Another title", None, t(5, 0)))
         .unwrap();
     assert_eq!(again, s, "an existing subject is returned as it is");
     assert_eq!(s.title, "Cells");
@@ -882,7 +882,8 @@ pub fn nightly_bookkeeping(engine: &dyn Engine) {
     assert_eq!(months.iter().map(|m| m.3).sum::<usize>(), 4);
 }
 
-/// Keys belong to tenants; a learner belongs to one tenant at most.
+/// Keys belong to tenants; learner names are per owner; a subject erased
+/// whole is retired and frees its name.
 pub fn tenants_own_learners_and_keys(engine: &dyn Engine) {
     let mut store = engine.connect().unwrap();
     let key = store
@@ -917,16 +918,18 @@ pub fn tenants_own_learners_and_keys(engine: &dyn Engine) {
             .is_none()
     );
 
-    let tenant = owner.tenant_id;
-    let claim = store
-        .write(|tx| tx.claim_learner("zoe", tenant, t(1, 0)))
-        .unwrap();
-    assert_eq!(claim, Owner::Mine);
-    let zoe = subject(&mut *store, "zoe/cells");
-    assert_eq!(store.subject_tenant(&zoe).unwrap(), Some(tenant));
+    let acme = owner.tenant_id;
+    let zoe_key = SubjectKey::parse("zoe/cells").unwrap();
+    let make = |store: &mut dyn Store, owner: Owner| {
+        store
+            .write(|tx| tx.ensure_subject(owner, &zoe_key, "Cells", Some("en"), t(1, 0)))
+            .unwrap()
+    };
+    let zoe = make(&mut *store, Owner::Tenant(acme));
+    assert_eq!(zoe.owner, Owner::Tenant(acme));
     assert_eq!(
         store
-            .tenant_subjects(tenant)
+            .tenant_subjects(acme)
             .unwrap()
             .iter()
             .map(|s| s.key.to_string())
@@ -941,32 +944,61 @@ pub fn tenants_own_learners_and_keys(engine: &dyn Engine) {
         .unwrap()
         .unwrap()
         .tenant_id;
+    // Learner names are per tenant: globex has a zoe of its own.
+    let theirs = make(&mut *store, Owner::Tenant(globex));
+    assert_ne!(theirs.id, zoe.id);
     assert_eq!(
-        store
-            .write(|tx| tx.claim_learner("zoe", globex, t(1, 0)))
-            .unwrap(),
-        Owner::Taken
+        make(&mut *store, Owner::Tenant(acme)),
+        zoe,
+        "found, not made again"
     );
+    assert_eq!(
+        store.subject_of(Owner::Tenant(acme), &zoe_key).unwrap(),
+        Some(zoe.clone())
+    );
+    assert_eq!(
+        store.subject_of(Owner::Tenant(globex), &zoe_key).unwrap(),
+        Some(theirs.clone())
+    );
+    assert_eq!(store.subject_of(Owner::Operator, &zoe_key).unwrap(), None);
+    match store.subject(&zoe_key) {
+        Err(e @ Error::AmbiguousSubject { .. }) => {
+            let said = e.to_string();
+            assert!(
+                said.contains("tenant acme") && said.contains("tenant globex"),
+                "{said}"
+            );
+        }
+        other => panic!("the operator's lookup of a shared name: {other:?}"),
+    }
+    // A learner the operator made becomes a tenant's when assigned, unless
+    // the tenant has one of that name.
     let cli = subject(&mut *store, "cli-made/cells");
-    assert_eq!(store.subject_tenant(&cli).unwrap(), None);
-    assert_eq!(
-        store
-            .write(|tx| tx.claim_learner("cli-made", globex, t(1, 0)))
-            .unwrap(),
-        Owner::Taken,
-        "a learner of no tenant is not claimed by creating a subject"
-    );
+    assert_eq!(cli.owner, Owner::Operator);
     assert_eq!(
         store
             .write(|tx| tx.assign_learner("cli-made", "globex", t(1, 0)))
             .unwrap(),
-        Some(Owner::Mine)
+        Some(Taking::Mine)
+    );
+    assert_eq!(
+        store.subject(&cli.key).unwrap().map(|s| s.owner),
+        Some(Owner::Tenant(globex))
     );
     assert_eq!(
         store
             .write(|tx| tx.assign_learner("cli-made", "acme", t(1, 0)))
             .unwrap(),
-        Some(Owner::Taken)
+        None,
+        "the operator has no cli-made any more, nor has acme"
+    );
+    subject(&mut *store, "zoe/notes");
+    assert_eq!(
+        store
+            .write(|tx| tx.assign_learner("zoe", "acme", t(1, 0)))
+            .unwrap(),
+        Some(Taking::Taken),
+        "acme has a zoe already"
     );
     assert_eq!(
         store
@@ -974,7 +1006,49 @@ pub fn tenants_own_learners_and_keys(engine: &dyn Engine) {
             .unwrap(),
         None
     );
-    assert_eq!(store.subject_tenant(&cli).unwrap(), Some(globex));
+    // A subject erased whole is retired: it stays found (its chain and the
+    // erasure are kept) until a new subject takes its name.
+    let erasure = tm_model::episodes::NewErasure {
+        at: t(2, 0),
+        scope: "learner".into(),
+        target: "zoe".into(),
+        reference: String::new(),
+        reason: String::new(),
+    };
+    store
+        .write(|tx| tx.erase(&erasure, std::slice::from_ref(&zoe)))
+        .unwrap();
+    let retired = store
+        .subject_of(Owner::Tenant(acme), &zoe_key)
+        .unwrap()
+        .unwrap();
+    assert_eq!((retired.id, retired.retired), (zoe.id, true));
+    let again = make(&mut *store, Owner::Tenant(acme));
+    assert!(again.id != zoe.id && !again.retired);
+    assert_eq!(
+        store.subject_of(Owner::Tenant(acme), &zoe_key).unwrap(),
+        Some(again.clone())
+    );
+    assert_eq!(
+        store
+            .tenant_subjects(acme)
+            .unwrap()
+            .iter()
+            .map(|s| s.id)
+            .collect::<Vec<_>>(),
+        [again.id],
+        "a name lists the subject it resolves to"
+    );
+    assert_eq!(
+        store
+            .subjects()
+            .unwrap()
+            .iter()
+            .filter(|s| s.key == zoe_key)
+            .count(),
+        3,
+        "the operator lists every subject, the retired one too"
+    );
 }
 
 /// A history file's checksum is recorded per subject.

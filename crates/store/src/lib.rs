@@ -35,6 +35,7 @@ use tm_model::nightly::{CitationCheck, SelfModel, WorkingSet};
 use tm_model::passages::Passage;
 use tm_model::recall::CandidateFacts;
 use tm_model::subject::{Subject, SubjectKey};
+pub use tm_model::tenants::Owner;
 use tm_model::tenants::{ApiKey, Claim, KeyOwner};
 
 /// Milliseconds since the epoch: how both engines store an instant.
@@ -177,6 +178,13 @@ pub enum Error {
     },
     #[error("no subject {0}")]
     UnknownSubject(String),
+    /// A name several owners' live subjects have (learner names are per
+    /// tenant): the operator must say whose.
+    #[error(
+        "{key} names a subject of several owners ({}): say whose with --owner TENANT (--owner - for the operator's own)",
+        owners.join(", ")
+    )]
+    AmbiguousSubject { key: String, owners: Vec<String> },
     #[error("subject {key} has no file named {name:?}")]
     UnknownFile { key: String, name: String },
     #[error("subject {key} has no episode at seq {seq} to erase (none there, or erased already)")]
@@ -205,6 +213,7 @@ impl Error {
         matches!(
             self,
             Error::UnknownSubject(_)
+                | Error::AmbiguousSubject { .. }
                 | Error::UnknownFile { .. }
                 | Error::UnknownEpisode { .. }
                 | Error::ExternalIdTaken { .. }
@@ -252,8 +261,14 @@ pub trait Reader {
     fn schema_version(&self) -> Result<i64>;
 
     // ------------------------------------------------------------ subjects
+    /// The subject named `key`, whoever's learner it is (the operator's
+    /// view): the live one; [`Error::AmbiguousSubject`] when several owners
+    /// have one; with none live, the newest retired one.
     fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>>;
-    /// Every subject, by key.
+    /// The subject named `key` among `owner`'s learners: the live one, else
+    /// the newest retired one.
+    fn subject_of(&self, owner: Owner, key: &SubjectKey) -> Result<Option<Subject>>;
+    /// Every subject, retired ones too, by key.
     fn subjects(&self) -> Result<Vec<Subject>>;
     /// Subjects with at least one episode other than a consolidation in
     /// (`from`, `to`], by key.
@@ -461,19 +476,55 @@ pub trait Reader {
     fn api_keys(&self) -> Result<Vec<ApiKey>>;
     /// The key with this public prefix, with its stored digest.
     fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>>;
-    /// The tenant owning the subject's learner (`None`: no tenant).
-    fn subject_tenant(&self, s: &Subject) -> Result<Option<i64>>;
-    /// The subjects of the tenant's learners, by key.
+    /// The subjects of the tenant's learners, by key: for each name the one
+    /// it resolves to (the live subject, else the newest retired one).
     fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>>;
 
     // ------------------------------------------------------------ erasure
-    /// The erasures that cleared episodes of the subject, oldest first.
+    /// The erasures that cleared episodes of the subject, or retired it (an
+    /// erasure of the subject whole), oldest first.
     fn erasures(&self, s: &Subject) -> Result<Vec<Erasure>>;
     /// The erasures (ids) whose compaction has not finished: the store's
     /// files may still hold their erased bytes. Recorded in the erasure's
     /// own transaction, cleared by [`Store::compact`], which the next open
     /// of the store runs first.
     fn compaction_owed(&self) -> Result<Vec<i64>>;
+}
+
+/// Of the subjects a name matches (in id order), the one it resolves to:
+/// the live one (several: [`Error::AmbiguousSubject`], their owners named by
+/// `names`), else the newest retired one.
+pub(crate) fn pick_subject(
+    key: &str,
+    found: Vec<Subject>,
+    names: impl FnOnce(&[Owner]) -> Result<Vec<String>>,
+) -> Result<Option<Subject>> {
+    let (live, retired): (Vec<Subject>, Vec<Subject>) = found.into_iter().partition(|s| !s.retired);
+    match live.len() {
+        0 => Ok(retired.into_iter().last()),
+        1 => Ok(live.into_iter().next()),
+        _ => Err(Error::AmbiguousSubject {
+            key: key.to_string(),
+            owners: names(&live.iter().map(|s| s.owner).collect::<Vec<_>>())?,
+        }),
+    }
+}
+
+/// One owner's subjects (by key, then id) with each name resolved as
+/// [`pick_subject`] resolves it: the live subject, else the newest retired.
+pub(crate) fn resolved_by_name(all: Vec<Subject>) -> Vec<Subject> {
+    let mut out: Vec<Subject> = Vec::with_capacity(all.len());
+    for s in all {
+        match out.last_mut() {
+            Some(last) if last.key == s.key => {
+                if last.retired || !s.retired {
+                    *last = s;
+                }
+            }
+            _ => out.push(s),
+        }
+    }
+    out
 }
 
 /// What a compaction says of the erasures it settled.
@@ -498,10 +549,12 @@ pub trait Tx: Reader {
     /// a belief to supersede); appends take it themselves. SQLite's write
     /// lock already covers the whole database, so there it does nothing.
     fn lock_subject(&mut self, s: &Subject) -> Result<()>;
-    /// The subject, created with its learner when absent; an existing subject
-    /// is returned as it is.
+    /// The live subject `key` of `owner`'s learners, created with its learner
+    /// when absent (a retired one of that name is left as it is); an
+    /// existing live subject is returned as it is.
     fn ensure_subject(
         &mut self,
+        owner: Owner,
         key: &SubjectKey,
         title: &str,
         language: Option<&str>,
@@ -582,9 +635,6 @@ pub trait Tx: Reader {
     fn put_working_set(&mut self, s: &Subject, at: DateTime<Utc>, ws: &WorkingSet) -> Result<()>;
     /// Replaces the subject's self-model (a derived cache).
     fn put_self_model(&mut self, s: &Subject, at: DateTime<Utc>, m: &SelfModel) -> Result<()>;
-    /// Makes `learner` the tenant's: created for it when absent, `Taken` when
-    /// it exists and is not the tenant's.
-    fn claim_learner(&mut self, learner: &str, tenant_id: i64, at: DateTime<Utc>) -> Result<Claim>;
     /// Stores a new key for `tenant` (created when absent).
     fn add_api_key(
         &mut self,
@@ -597,8 +647,9 @@ pub trait Tx: Reader {
     /// Revokes the key with this prefix; `None` when there is none.
     /// Revoking twice keeps the first instant.
     fn revoke_api_key(&mut self, prefix: &str, at: DateTime<Utc>) -> Result<Option<ApiKey>>;
-    /// Gives an existing learner of no tenant to `tenant` (created when
-    /// absent). `Taken` when another tenant owns it; `None`: no such learner.
+    /// Gives the operator's learner `learner` to `tenant` (created when
+    /// absent). `Taken` when the tenant has a learner of that name already;
+    /// `Mine` once it is the tenant's (or was); `None`: neither has one.
     fn assign_learner(
         &mut self,
         learner: &str,

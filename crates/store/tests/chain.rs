@@ -49,7 +49,13 @@ fn filled(n: usize) -> (SqliteStore, Subject) {
     let mut store = SqliteStore::open_in_memory().unwrap();
     let subject = store
         .write(|tx| {
-            let s = tx.ensure_subject(&key(), "Cells", Some("en"), Utc::now())?;
+            let s = tx.ensure_subject(
+                tm_store::Owner::Operator,
+                &key(),
+                "Cells",
+                Some("en"),
+                Utc::now(),
+            )?;
             for i in 0..n {
                 tx.append(&s, &episode(i))?;
             }
@@ -267,7 +273,13 @@ fn a_whole_rewrite_is_caught_only_by_the_checkpoint() {
     let mut other = SqliteStore::open_in_memory().unwrap();
     let s2 = other
         .write(|tx| {
-            let s = tx.ensure_subject(&key(), "Cells", Some("en"), Utc::now())?;
+            let s = tx.ensure_subject(
+                tm_store::Owner::Operator,
+                &key(),
+                "Cells",
+                Some("en"),
+                Utc::now(),
+            )?;
             for i in 0..6 {
                 let mut e = episode(i);
                 if i == 2 {
@@ -292,8 +304,10 @@ fn concurrent_writers_leave_one_gapless_chain() {
     let path = dir.path().join("t.db");
     let subject = {
         let mut s = SqliteStore::open(&path).unwrap();
-        s.write(|tx| tx.ensure_subject(&key(), "Cells", None, Utc::now()))
-            .unwrap()
+        s.write(|tx| {
+            tx.ensure_subject(tm_store::Owner::Operator, &key(), "Cells", None, Utc::now())
+        })
+        .unwrap()
     };
     let threads = 8;
     let per_thread = 60;

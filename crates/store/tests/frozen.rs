@@ -16,8 +16,21 @@ fn frozen_schema_v1_opens_migrates_and_verifies() {
     )
     .unwrap();
     let mut store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.schema_version().unwrap(), 12);
+    assert_eq!(store.schema_version().unwrap(), 14);
     let subject = require_subject(&store, &SubjectKey::parse("ana/cell-biology").unwrap()).unwrap();
+    // Learners and subjects were rebuilt (names per owner, retirement) with
+    // their ids and rows: the operator's learner, live.
+    assert_eq!(
+        (subject.owner, subject.retired),
+        (tm_store::Owner::Operator, false)
+    );
+    let fk_errors: i64 = store
+        .raw_connection()
+        .query_row("SELECT count(*) FROM pragma_foreign_key_check", [], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    assert_eq!(fk_errors, 0);
     let report = verify(&store, &subject, None).unwrap();
     assert_eq!(report.state, ChainState::Intact, "{report:?}");
     assert_eq!(report.verified, 46);

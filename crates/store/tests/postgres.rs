@@ -59,7 +59,13 @@ fn episode(i: usize) -> NewEpisode {
 fn fill(store: &mut dyn Store, n: usize) -> Subject {
     store
         .write(|tx| {
-            let s = tx.ensure_subject(&key(), "Cells \u{0} title", Some("en"), Utc::now())?;
+            let s = tx.ensure_subject(
+                tm_store::Owner::Operator,
+                &key(),
+                "Cells \u{0} title",
+                Some("en"),
+                Utc::now(),
+            )?;
             for i in 0..n {
                 tx.append(&s, &episode(i))?;
             }

@@ -46,7 +46,8 @@ fn writer() {
         let import_key: [u8; 32] = Sha256::digest(format!("{who} {i}").as_bytes()).into();
         store
             .write(|tx| {
-                let s = tx.ensure_subject(&key(), "Cells", Some("en"), t0)?;
+                let s =
+                    tx.ensure_subject(tm_store::Owner::Operator, &key(), "Cells", Some("en"), t0)?;
                 tx.lock_subject(&s)?;
                 if tx.episode_by_import_key(&s, &import_key)?.is_some() {
                     return Ok(());

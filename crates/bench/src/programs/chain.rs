@@ -33,7 +33,8 @@ pub fn run(o: &Options) -> Result<()> {
         .with_ymd_and_hms(2026, 1, 1, 0, 0, 0)
         .single()
         .context("start time")?;
-    let subject = store.write(|tx| tx.ensure_subject(&key, "bench", None, start_at))?;
+    let subject = store
+        .write(|tx| tx.ensure_subject(tm_store::Owner::Operator, &key, "bench", None, start_at))?;
     let episode = |i: usize| NewEpisode {
         kind: Kind::Question,
         at: start_at + Duration::seconds(i as i64),

@@ -114,7 +114,15 @@ fn generate(
         .single()
         .context("start")?;
     let span = 700 * 86_400i64;
-    let subject = store.write(|tx| tx.ensure_subject(&key, "Load test", Some("en"), start))?;
+    let subject = store.write(|tx| {
+        tx.ensure_subject(
+            tm_store::Owner::Operator,
+            &key,
+            "Load test",
+            Some("en"),
+            start,
+        )
+    })?;
     let mut rng = crate::rng::Rng::new(7);
     let mut i = 0;
     while i < n {

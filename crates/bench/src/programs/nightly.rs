@@ -49,7 +49,13 @@ pub fn run(o: &Options) -> Result<()> {
         store.write(|tx| {
             for &i in chunk {
                 let key = SubjectKey::parse(&format!("l{i}/cells"))?;
-                let s = tx.ensure_subject(&key, "Cells", Some("en"), day - Duration::days(90))?;
+                let s = tx.ensure_subject(
+                    tm_store::Owner::Operator,
+                    &key,
+                    "Cells",
+                    Some("en"),
+                    day - Duration::days(90),
+                )?;
                 let v = tx
                     .add_file(
                         &s,

@@ -161,7 +161,9 @@ pub fn subject_as(
         .single()
         .context("start")?;
     let span_secs = 700 * 86_400i64;
-    let subject = store.write(|tx| tx.ensure_subject(&key, "bench", Some("en"), start))?;
+    let subject = store.write(|tx| {
+        tx.ensure_subject(tm_store::Owner::Operator, &key, "bench", Some("en"), start)
+    })?;
     let mut rng = Rng::new(42);
     let mut texts: Vec<(i64, String)> = Vec::with_capacity(n);
     let mut i = 0;

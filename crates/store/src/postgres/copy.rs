@@ -6,7 +6,7 @@
 //! target and its head compared with the source's.
 
 use super::fts;
-use crate::{Error, Result, verify};
+use crate::{Error, Reader, Result, verify};
 use postgres::Transaction;
 use postgres::types::ToSql;
 use rusqlite::types::ValueRef;
@@ -73,6 +73,7 @@ const TABLES: &[(&str, &[(&str, Col)])] = &[
             ("language", Text),
             ("timezone", Text),
             ("created_at", Int),
+            ("retired_by", Int),
         ],
     ),
     ("files", &[("id", Int), ("subject_id", Int), ("name", Text)]),
@@ -404,11 +405,15 @@ pub fn copy_sqlite(
     target.raw_client().batch_execute("ANALYZE")?;
     // Every chain verifies on the target and ends where the source's did.
     let total = heads.len() as u64;
-    for (i, (key, seq, hash)) in heads.iter().enumerate() {
+    // By id: a name may be several subjects' (per owner, or retired).
+    let copies: std::collections::HashMap<i64, tm_model::subject::Subject> =
+        target.subjects()?.into_iter().map(|s| (s.id, s)).collect();
+    for (i, (id, key, seq, hash)) in heads.iter().enumerate() {
         progress("verifying", i as u64, total);
-        let key = tm_model::subject::SubjectKey::parse(key)?;
-        let there = crate::require_subject(&target, &key)?;
-        let report = verify(&target, &there, None)?;
+        let there = copies
+            .get(id)
+            .ok_or_else(|| Error::Corrupt(format!("{key}: subject {id} was not copied")))?;
+        let report = verify(&target, there, None)?;
         if report.state != ChainState::Intact
             || report.head_seq != *seq
             || report.head_hash != *hash
@@ -423,30 +428,31 @@ pub fn copy_sqlite(
     Ok(copied)
 }
 
-/// Each subject's key and chain head (seq, hex hash; 0 and the genesis
+/// Each subject's id, key and chain head (seq, hex hash; 0 and the genesis
 /// hash for an empty chain).
-fn source_heads(source: &rusqlite::Connection) -> Result<Vec<(String, u64, String)>> {
+fn source_heads(source: &rusqlite::Connection) -> Result<Vec<(i64, String, u64, String)>> {
     let mut stmt = source.prepare(
-        "SELECT s.key, e.seq, e.hash FROM subjects s
+        "SELECT s.id, s.key, e.seq, e.hash FROM subjects s
          LEFT JOIN episodes e ON e.subject_id = s.id
               AND e.seq = (SELECT MAX(seq) FROM episodes WHERE subject_id = s.id)
-         ORDER BY s.key",
+         ORDER BY s.key, s.id",
     )?;
     let rows = stmt.query_map([], |r| {
         Ok((
-            r.get::<_, String>(0)?,
-            r.get::<_, Option<i64>>(1)?,
-            r.get::<_, Option<Vec<u8>>>(2)?,
+            r.get::<_, i64>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, Option<i64>>(2)?,
+            r.get::<_, Option<Vec<u8>>>(3)?,
         ))
     })?;
     let mut out = Vec::new();
     for row in rows {
-        let (key, seq, hash) = row?;
+        let (id, key, seq, hash) = row?;
         let hash = match hash {
             Some(h) => hex::encode(h),
             None => hex::encode(tm_model::episodes::genesis_hash(&key)),
         };
-        out.push((key, seq.unwrap_or(0) as u64, hash));
+        out.push((id, key, seq.unwrap_or(0) as u64, hash));
     }
     Ok(out)
 }

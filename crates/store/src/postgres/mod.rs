@@ -37,7 +37,7 @@ use tm_model::nightly::{CitationCheck, SelfModel, WorkingSet};
 use tm_model::passages::Passage;
 use tm_model::recall::CandidateFacts;
 use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::{ApiKey, Claim, KeyOwner};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
 
 /// The advisory lock (first key) held while migrating.
 const MIGRATION_LOCK: i64 = 7000;
@@ -303,7 +303,13 @@ impl<C: GenericClient> Reader for Pg<C> {
         self.with(|c| schema_version(c))
     }
     fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>> {
-        self.with(|c| q::subject_by_key(c, &key.to_string()))
+        self.with(|c| q::subject_by_key(c, None, &key.to_string()))
+    }
+    fn subject_of(&self, owner: Owner, key: &SubjectKey) -> Result<Option<Subject>> {
+        self.with(|c| q::subject_by_key(c, Some(owner), &key.to_string()))
+    }
+    fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
+        self.with(|c| q::tenant_subjects(c, tenant_id))
     }
     fn subjects(&self) -> Result<Vec<Subject>> {
         self.with(|c| q::subjects(c))
@@ -536,12 +542,6 @@ impl<C: GenericClient> Reader for Pg<C> {
     fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>> {
         self.with(|c| q::key_by_prefix(c, prefix))
     }
-    fn subject_tenant(&self, s: &Subject) -> Result<Option<i64>> {
-        self.with(|c| q::subject_tenant(c, s))
-    }
-    fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
-        self.with(|c| q::tenant_subjects(c, tenant_id))
-    }
     fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
         self.with(|c| q::erasures(c, s))
     }
@@ -579,12 +579,13 @@ impl Tx for PgTx<'_> {
     }
     fn ensure_subject(
         &mut self,
+        owner: Owner,
         key: &SubjectKey,
         title: &str,
         language: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<Subject> {
-        self.with(|c| q::ensure_subject(c, key, title, language, at))
+        self.with(|c| q::ensure_subject(c, owner, key, title, language, at))
     }
     fn set_timezone(&mut self, s: &Subject, tz: chrono_tz::Tz) -> Result<()> {
         self.with(|c| q::set_timezone(c, s, tz))
@@ -685,9 +686,6 @@ impl Tx for PgTx<'_> {
     }
     fn put_self_model(&mut self, s: &Subject, at: DateTime<Utc>, m: &SelfModel) -> Result<()> {
         self.with(|c| q::put_cache(c, "self_models", s, at, m))
-    }
-    fn claim_learner(&mut self, learner: &str, tenant_id: i64, at: DateTime<Utc>) -> Result<Claim> {
-        self.with(|c| q::claim_learner(c, learner, tenant_id, at))
     }
     fn add_api_key(
         &mut self,

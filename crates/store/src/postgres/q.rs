@@ -21,7 +21,7 @@ use tm_model::nightly::CitationCheck;
 use tm_model::passages::{Passage, split_page};
 use tm_model::recall::{CandidateFacts, episode_index_text, index_text};
 use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::{ApiKey, Claim, KeyOwner};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
 
 pub(crate) use crate::{from_ms, to_ms};
 
@@ -61,7 +61,12 @@ fn free_text_opt(r: &Row, i: usize) -> Result<Option<&str>> {
 
 // ---------------------------------------------------------------- subjects
 
-const SUBJECT_COLUMNS: &str = "id, key, title, language, timezone";
+/// A subject's columns, with its learner's owner and whether it is retired,
+/// read `FROM` [`SUBJECTS`].
+const SUBJECT_COLUMNS: &str =
+    "s.id, s.key, s.title, s.language, s.timezone, l.tenant_id, s.retired_by IS NOT NULL";
+/// The subjects joined with their learners.
+const SUBJECTS: &str = "subjects s JOIN learners l ON l.id = s.learner_id";
 
 fn subject_row(r: &Row) -> Result<Subject> {
     let key: String = r.get(1);
@@ -80,6 +85,8 @@ fn subject_row(r: &Row) -> Result<Subject> {
         title: free_text(r, 2)?.to_string(),
         language: r.get(3),
         timezone,
+        owner: Owner::of(r.get(5)),
+        retired: r.get(6),
     })
 }
 
@@ -91,22 +98,51 @@ fn subjects_where<C: GenericClient>(
     c.query(sql, args)?.iter().map(subject_row).collect()
 }
 
+/// The subject named `key`: of `owner`, or of any owner (`None`; several
+/// live ones are [`crate::Error::AmbiguousSubject`]). A live subject first,
+/// else the newest retired one.
 pub(crate) fn subject_by_key<C: GenericClient>(
     c: &mut Db<'_, C>,
+    owner: Option<Owner>,
     key: &str,
 ) -> Result<Option<Subject>> {
-    Ok(subjects_where(
-        c,
-        &format!("SELECT {SUBJECT_COLUMNS} FROM subjects WHERE key = $1"),
-        &[&key],
-    )?
-    .pop())
+    let found = match owner {
+        None => subjects_where(
+            c,
+            &format!("SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE s.key = $1 ORDER BY s.id"),
+            &[&key],
+        )?,
+        Some(o) => subjects_where(
+            c,
+            &format!(
+                "SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE s.key = $1 AND COALESCE(l.tenant_id, 0) = $2 ORDER BY s.id"
+            ),
+            &[&key, &o.index_key()],
+        )?,
+    };
+    crate::pick_subject(key, found, |owners| tenant_names(c, owners))
+}
+
+/// How each owner is named in a message.
+fn tenant_names<C: GenericClient>(c: &mut Db<'_, C>, owners: &[Owner]) -> Result<Vec<String>> {
+    owners
+        .iter()
+        .map(|o| match o {
+            Owner::Operator => Ok("the operator's own".to_string()),
+            Owner::Tenant(id) => Ok(format!(
+                "tenant {}",
+                c.query_opt("SELECT name FROM tenants WHERE id = $1", &[id])?
+                    .map(|r| r.get::<_, String>(0))
+                    .unwrap_or_else(|| format!("#{id}"))
+            )),
+        })
+        .collect()
 }
 
 pub(crate) fn subjects<C: GenericClient>(c: &mut Db<'_, C>) -> Result<Vec<Subject>> {
     subjects_where(
         c,
-        &format!("SELECT {SUBJECT_COLUMNS} FROM subjects ORDER BY key"),
+        &format!("SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} ORDER BY s.key, s.id"),
         &[],
     )
 }
@@ -118,32 +154,44 @@ pub(crate) fn active_subjects<C: GenericClient>(
 ) -> Result<Vec<Subject>> {
     subjects_where(
         c,
-        "SELECT s.id, s.key, s.title, s.language, s.timezone FROM subjects s
-         WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.subject_id = s.id AND e.at > $1 AND e.at <= $2
-                       AND e.kind <> 'consolidation')
-         ORDER BY s.key",
+        &format!(
+            "SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS}
+             WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.subject_id = s.id AND e.at > $1 AND e.at <= $2
+                           AND e.kind <> 'consolidation')
+             ORDER BY s.key, s.id"
+        ),
         &[&to_ms(from), &to_ms(to)],
     )
 }
 
+/// The live subject `key` of `owner`: with a concurrent writer creating the
+/// same one, one insert wins and both read it.
 pub(crate) fn ensure_subject<C: GenericClient>(
     c: &mut Db<'_, C>,
+    owner: Owner,
     key: &SubjectKey,
     title: &str,
     language: Option<&str>,
     at: DateTime<Utc>,
 ) -> Result<Subject> {
     let k = key.to_string();
-    if let Some(s) = subject_by_key(c, &k)? {
+    let live = |c: &mut Db<'_, C>| -> Result<Option<Subject>> {
+        Ok(subject_by_key(c, Some(owner), &k)?.filter(|s| !s.retired))
+    };
+    if let Some(s) = live(c)? {
         return Ok(s);
     }
     let now = to_ms(at);
     c.execute(
-        "INSERT INTO learners (slug, created_at) VALUES ($1, $2) ON CONFLICT (slug) DO NOTHING",
-        &[&key.learner, &now],
+        "INSERT INTO learners (slug, created_at, tenant_id) VALUES ($1, $2, $3)
+         ON CONFLICT ((COALESCE(tenant_id, 0)), slug) DO NOTHING",
+        &[&key.learner, &now, &owner.tenant_id()],
     )?;
     let learner_id: i64 = c
-        .query_one("SELECT id FROM learners WHERE slug = $1", &[&key.learner])?
+        .query_one(
+            "SELECT id FROM learners WHERE slug = $1 AND COALESCE(tenant_id, 0) = $2",
+            &[&key.learner, &owner.index_key()],
+        )?
         .get(0);
     let title = if title.trim().is_empty() {
         key.subject.as_str()
@@ -152,7 +200,8 @@ pub(crate) fn ensure_subject<C: GenericClient>(
     };
     c.execute(
         "INSERT INTO subjects (learner_id, slug, key, title, language, created_at)
-         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (key) DO NOTHING",
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (learner_id, slug) WHERE retired_by IS NULL DO NOTHING",
         &[
             &learner_id,
             &key.subject,
@@ -162,7 +211,7 @@ pub(crate) fn ensure_subject<C: GenericClient>(
             &now,
         ],
     )?;
-    subject_by_key(c, &k)?.ok_or_else(|| corrupt(format!("subject {key} vanished after insert")))
+    live(c)?.ok_or_else(|| corrupt(format!("subject {key} vanished after insert")))
 }
 
 pub(crate) fn set_timezone<C: GenericClient>(
@@ -1762,38 +1811,25 @@ pub(crate) fn key_by_prefix<C: GenericClient>(
     }))
 }
 
-pub(crate) fn subject_tenant<C: GenericClient>(
-    c: &mut Db<'_, C>,
-    s: &Subject,
-) -> Result<Option<i64>> {
-    Ok(c.query_opt(
-        "SELECT l.tenant_id FROM subjects s JOIN learners l ON l.id = s.learner_id WHERE s.id = $1",
-        &[&s.id],
-    )?
-    .and_then(|r| r.get(0)))
-}
-
+/// The tenant's subjects: for each name, the one it resolves to (the live
+/// subject, else the newest retired one).
 pub(crate) fn tenant_subjects<C: GenericClient>(
     c: &mut Db<'_, C>,
     tenant_id: i64,
 ) -> Result<Vec<Subject>> {
-    subjects_where(
+    let all = subjects_where(
         c,
-        "SELECT s.id, s.key, s.title, s.language, s.timezone
-         FROM subjects s JOIN learners l ON l.id = s.learner_id
-         WHERE l.tenant_id = $1 ORDER BY s.key",
+        &format!(
+            "SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE l.tenant_id = $1 ORDER BY s.key, s.id"
+        ),
         &[&tenant_id],
-    )
+    )?;
+    Ok(crate::resolved_by_name(all))
 }
 
-fn owner<C: GenericClient>(c: &mut Db<'_, C>, learner: &str) -> Result<Option<Option<i64>>> {
-    Ok(c.query_opt(
-        "SELECT tenant_id FROM learners WHERE slug = $1",
-        &[&learner],
-    )?
-    .map(|r| r.get(0)))
-}
-
+/// Gives the operator's learner `learner` to `tenant`: `None` when neither
+/// has a learner of that name, `Taken` when the tenant has one of its own
+/// already (names are per owner), `Mine` once it is the tenant's.
 pub(crate) fn assign_learner<C: GenericClient>(
     c: &mut Db<'_, C>,
     learner: &str,
@@ -1801,33 +1837,26 @@ pub(crate) fn assign_learner<C: GenericClient>(
     at: DateTime<Utc>,
 ) -> Result<Option<Claim>> {
     let tenant_id = ensure_tenant(c, tenant, at)?;
-    Ok(match owner(c, learner)? {
-        None => None,
-        Some(Some(t)) if t != tenant_id => Some(Claim::Taken),
-        Some(_) => {
+    let mut of = |owner: Owner| -> Result<Option<i64>> {
+        Ok(c.query_opt(
+            "SELECT id FROM learners WHERE slug = $1 AND COALESCE(tenant_id, 0) = $2",
+            &[&learner, &owner.index_key()],
+        )?
+        .map(|r| r.get(0)))
+    };
+    let (operators, tenants) = (of(Owner::Operator)?, of(Owner::Tenant(tenant_id))?);
+    Ok(match (operators, tenants) {
+        (None, None) => None,
+        (None, Some(_)) => Some(Claim::Mine),
+        (Some(_), Some(_)) => Some(Claim::Taken),
+        (Some(id), None) => {
             c.execute(
-                "UPDATE learners SET tenant_id = $2 WHERE slug = $1",
-                &[&learner, &tenant_id],
+                "UPDATE learners SET tenant_id = $2 WHERE id = $1",
+                &[&id, &tenant_id],
             )?;
             Some(Claim::Mine)
         }
     })
-}
-
-pub(crate) fn claim_learner<C: GenericClient>(
-    c: &mut Db<'_, C>,
-    learner: &str,
-    tenant_id: i64,
-    at: DateTime<Utc>,
-) -> Result<Claim> {
-    c.execute(
-        "INSERT INTO learners (slug, created_at, tenant_id) VALUES ($1, $2, $3) ON CONFLICT (slug) DO NOTHING",
-        &[&learner, &to_ms(at), &tenant_id],
-    )?;
-    match owner(c, learner)? {
-        Some(Some(t)) if t == tenant_id => Ok(Claim::Mine),
-        _ => Ok(Claim::Taken),
-    }
 }
 
 // ---------------------------------------------------------------- erasure
@@ -1927,6 +1956,8 @@ pub(crate) fn erase<C: GenericClient>(
             "DELETE FROM self_models WHERE subject_id = $1",
             "DELETE FROM imports WHERE subject_id = $1",
             "UPDATE subjects SET title = ''::bytea, timezone = NULL WHERE id = $1",
+            // Erased whole: the name is free for a new subject.
+            "UPDATE subjects SET retired_by = $2 WHERE id = $1 AND retired_by IS NULL",
             "DELETE FROM erasing WHERE subject_id = $1",
         ] {
             if sql.contains("$2") {
@@ -2025,7 +2056,8 @@ pub(crate) fn erase_episodes<C: GenericClient>(
     Ok(e.recorded(erasure, 1, ids.len() as u64))
 }
 
-/// The erasures that cleared episodes of the subject, oldest first.
+/// The erasures that cleared episodes of the subject, or retired it, oldest
+/// first.
 pub(crate) fn erasures<C: GenericClient>(
     c: &mut Db<'_, C>,
     s: &Subject,
@@ -2034,6 +2066,7 @@ pub(crate) fn erasures<C: GenericClient>(
         .query(
             "SELECT id, at, scope, target, reference, reason, subjects, episodes FROM erasures
              WHERE id IN (SELECT DISTINCT erased_by FROM episodes WHERE subject_id = $1 AND erased_by IS NOT NULL)
+            OR id = (SELECT retired_by FROM subjects WHERE id = $1)
              ORDER BY id",
             &[&s.id],
         )?

@@ -383,4 +383,22 @@ ALTER TABLE fts_postings ALTER COLUMN term TYPE TEXT COLLATE "C";
     r#"
 CREATE TABLE compaction_owed (erasure_id BIGINT PRIMARY KEY REFERENCES erasures(id));
 "#,
+    // 7: learner names are per owner and a subject erased whole is retired,
+    //    as SQLite's migration 14.
+    r#"
+ALTER TABLE learners DROP CONSTRAINT learners_slug_key;
+CREATE UNIQUE INDEX learners_by_name ON learners ((COALESCE(tenant_id, 0)), slug);
+ALTER TABLE subjects DROP CONSTRAINT subjects_key_key;
+ALTER TABLE subjects DROP CONSTRAINT subjects_learner_id_slug_key;
+ALTER TABLE subjects ADD COLUMN retired_by BIGINT REFERENCES erasures(id);
+CREATE INDEX subjects_by_key ON subjects (key);
+CREATE UNIQUE INDEX subjects_live_by_name ON subjects (learner_id, slug) WHERE retired_by IS NULL;
+UPDATE subjects SET retired_by = (
+    SELECT MAX(e.erased_by) FROM episodes e JOIN erasures r ON r.id = e.erased_by
+    WHERE e.subject_id = subjects.id AND r.scope <> 'episode')
+WHERE title = ''::bytea
+  AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.subject_id = subjects.id AND e.erased_by IS NULL)
+  AND EXISTS (SELECT 1 FROM episodes e JOIN erasures r ON r.id = e.erased_by
+              WHERE e.subject_id = subjects.id AND r.scope <> 'episode');
+"#,
 ];

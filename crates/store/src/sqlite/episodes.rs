@@ -1,6 +1,6 @@
 //! Subjects, the episode log and its chain, annotations and the import record.
 
-use super::{from_ms, id_list, recall, to_ms};
+use super::{from_ms, id_list, recall, tenants, to_ms};
 use crate::{Error, Result};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -9,8 +9,14 @@ use tm_model::episodes::{
     Annotation, Appended, Episode, EpisodeFields, Hash, Kind, NewEpisode, StoredRow, genesis_hash,
 };
 use tm_model::subject::{Subject, SubjectKey};
+use tm_model::tenants::Owner;
 
-const SUBJECT_COLUMNS: &str = "id, key, title, language, timezone";
+/// A subject's columns, with its learner's owner and whether it is retired,
+/// read `FROM` [`SUBJECTS`].
+pub(crate) const SUBJECT_COLUMNS: &str =
+    "s.id, s.key, s.title, s.language, s.timezone, l.tenant_id, s.retired_by IS NOT NULL";
+/// The subjects joined with their learners.
+pub(crate) const SUBJECTS: &str = "subjects s JOIN learners l ON l.id = s.learner_id";
 
 pub(crate) const EPISODE_COLUMNS: &str = "id, seq, kind, at, salience, summary, text, concepts, evidence, data, external_id, hash, erased_by, salt";
 
@@ -32,6 +38,8 @@ pub(crate) fn subject_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<Subj
                 title: r.get(2)?,
                 language: r.get(3)?,
                 timezone,
+                owner: Owner::of(r.get(5)?),
+                retired: r.get(6)?,
             })
         }))
 }
@@ -47,43 +55,54 @@ pub(crate) fn subjects_where(
         .collect()
 }
 
-pub(crate) fn subject_by_key(c: &Connection, key: &str) -> Result<Option<Subject>> {
-    Ok(subjects_where(
-        c,
-        &format!("SELECT {SUBJECT_COLUMNS} FROM subjects WHERE key = ?1"),
-        [key],
-    )?
-    .pop())
+/// The subject named `key`: of `owner`, or of any owner (`None`; several
+/// live ones are [`Error::AmbiguousSubject`]). A live subject first, else
+/// the newest retired one.
+pub(crate) fn subject_by_key(
+    c: &Connection,
+    owner: Option<Owner>,
+    key: &str,
+) -> Result<Option<Subject>> {
+    let found = match owner {
+        None => subjects_where(
+            c,
+            &format!("SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE s.key = ?1 ORDER BY s.id"),
+            [key],
+        )?,
+        Some(o) => subjects_where(
+            c,
+            &format!(
+                "SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE s.key = ?1 AND IFNULL(l.tenant_id, 0) = ?2 ORDER BY s.id"
+            ),
+            params![key, o.index_key()],
+        )?,
+    };
+    crate::pick_subject(key, found, |ids| tenants::names(c, ids))
 }
 
 pub(crate) fn subjects(c: &Connection) -> Result<Vec<Subject>> {
     subjects_where(
         c,
-        &format!("SELECT {SUBJECT_COLUMNS} FROM subjects ORDER BY key"),
+        &format!("SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} ORDER BY s.key, s.id"),
         [],
     )
 }
 
 pub(crate) fn ensure_subject(
     c: &Connection,
+    owner: Owner,
     key: &SubjectKey,
     title: &str,
     language: Option<&str>,
     at: DateTime<Utc>,
 ) -> Result<Subject> {
-    if let Some(s) = subject_by_key(c, &key.to_string())? {
+    if let Some(s) = subject_by_key(c, Some(owner), &key.to_string())?
+        && !s.retired
+    {
         return Ok(s);
     }
     let now = to_ms(at);
-    c.execute(
-        "INSERT INTO learners (slug, created_at) VALUES (?1, ?2) ON CONFLICT (slug) DO NOTHING",
-        params![key.learner, now],
-    )?;
-    let learner_id: i64 = c.query_row(
-        "SELECT id FROM learners WHERE slug = ?1",
-        [&key.learner],
-        |r| r.get(0),
-    )?;
+    let learner_id = tenants::ensure_learner(c, owner, &key.learner, now)?;
     let title = if title.trim().is_empty() {
         key.subject.as_str()
     } else {
@@ -93,8 +112,14 @@ pub(crate) fn ensure_subject(
         "INSERT INTO subjects (learner_id, slug, key, title, language, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![learner_id, key.subject, key.to_string(), title, language, now],
     )?;
-    subject_by_key(c, &key.to_string())?
-        .ok_or_else(|| Error::Corrupt(format!("subject {key} vanished after insert")))
+    let id = c.last_insert_rowid();
+    subjects_where(
+        c,
+        &format!("SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE s.id = ?1"),
+        [id],
+    )?
+    .pop()
+    .ok_or_else(|| Error::Corrupt(format!("subject {key} vanished after insert")))
 }
 
 pub(crate) fn set_timezone(c: &Connection, s: &Subject, tz: chrono_tz::Tz) -> Result<()> {

@@ -23,6 +23,11 @@ pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Res
     let id = record(c, e, subjects.len(), episodes as usize)?;
     for s in subjects {
         erase_subject(c, s, id)?;
+        // Erased whole: the name is free for a new subject.
+        c.execute(
+            "UPDATE subjects SET retired_by = ?2 WHERE id = ?1 AND retired_by IS NULL",
+            params![s.id, id],
+        )?;
     }
     Ok(e.recorded(id, subjects.len() as u64, episodes))
 }
@@ -215,11 +220,13 @@ fn erase_subject(c: &Connection, s: &Subject, erasure: i64) -> Result<()> {
     Ok(())
 }
 
-/// The erasures that cleared episodes of the subject, oldest first.
+/// The erasures that cleared episodes of the subject, or retired it, oldest
+/// first.
 pub(crate) fn erasures(c: &Connection, s: &Subject) -> Result<Vec<Erasure>> {
     let mut stmt = c.prepare_cached(
         "SELECT id, at, scope, target, reference, reason, subjects, episodes FROM erasures
          WHERE id IN (SELECT DISTINCT erased_by FROM episodes WHERE subject_id = ?1 AND erased_by IS NOT NULL)
+            OR id = (SELECT retired_by FROM subjects WHERE id = ?1)
          ORDER BY id",
     )?;
     let rows = stmt

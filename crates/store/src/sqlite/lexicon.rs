@@ -492,7 +492,9 @@ mod tests {
             .map(|i| {
                 let key = SubjectKey::parse(&format!("l/s{i}")).unwrap();
                 store
-                    .write(|tx| tx.ensure_subject(&key, "t", Some("en"), at))
+                    .write(|tx| {
+                        tx.ensure_subject(crate::Owner::Operator, &key, "t", Some("en"), at)
+                    })
                     .unwrap()
             })
             .collect();

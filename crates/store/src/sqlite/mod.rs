@@ -26,7 +26,7 @@ mod tenants;
 
 use crate::{Engine, Error, Reader, Result, Store, Tx};
 use chrono::{DateTime, Utc};
-use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -39,7 +39,7 @@ use tm_model::nightly::{CitationCheck, SelfModel, WorkingSet};
 use tm_model::passages::Passage;
 use tm_model::recall::CandidateFacts;
 use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::{ApiKey, Claim, KeyOwner};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
 
 pub(crate) use crate::{from_ms, to_ms};
 
@@ -227,6 +227,17 @@ impl SqliteStore {
     }
 
     fn migrate(&mut self) -> Result<()> {
+        // A migration may rebuild a table others refer to (SQLite cannot
+        // drop a constraint in place): foreign keys are off while it runs,
+        // and checked before it commits. The pragma is a no-op inside a
+        // transaction, so it is set around the loop.
+        self.conn.pragma_update(None, "foreign_keys", false)?;
+        let migrated = self.migrate_steps();
+        self.conn.pragma_update(None, "foreign_keys", true)?;
+        migrated
+    }
+
+    fn migrate_steps(&mut self) -> Result<()> {
         let supported = schema::MIGRATIONS.len() as i64;
         loop {
             let tx = self
@@ -249,6 +260,19 @@ impl SqliteStore {
             }
             if version + 1 == schema::PASSAGES_VERSION {
                 passages::backfill(&tx)?;
+            }
+            let broken: Option<String> = tx
+                .query_row(
+                    "SELECT \"table\" FROM pragma_foreign_key_check LIMIT 1",
+                    [],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if let Some(table) = broken {
+                return Err(Error::Corrupt(format!(
+                    "migration {} would leave a row of {table} pointing at nothing",
+                    version + 1
+                )));
             }
             tx.pragma_update(None, "user_version", version + 1)?;
             tx.commit()?;
@@ -322,7 +346,10 @@ impl<T: Conn> Reader for T {
             .query_row("PRAGMA user_version", [], |r| r.get(0))?)
     }
     fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>> {
-        episodes::subject_by_key(self.conn(), &key.to_string())
+        episodes::subject_by_key(self.conn(), None, &key.to_string())
+    }
+    fn subject_of(&self, owner: Owner, key: &SubjectKey) -> Result<Option<Subject>> {
+        episodes::subject_by_key(self.conn(), Some(owner), &key.to_string())
     }
     fn subjects(&self) -> Result<Vec<Subject>> {
         episodes::subjects(self.conn())
@@ -555,9 +582,6 @@ impl<T: Conn> Reader for T {
     fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>> {
         tenants::key_by_prefix(self.conn(), prefix)
     }
-    fn subject_tenant(&self, s: &Subject) -> Result<Option<i64>> {
-        tenants::subject_tenant(self.conn(), s)
-    }
     fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
         tenants::tenant_subjects(self.conn(), tenant_id)
     }
@@ -576,12 +600,13 @@ impl Tx for SqliteTx<'_> {
     }
     fn ensure_subject(
         &mut self,
+        owner: Owner,
         key: &SubjectKey,
         title: &str,
         language: Option<&str>,
         at: DateTime<Utc>,
     ) -> Result<Subject> {
-        episodes::ensure_subject(&self.tx, key, title, language, at)
+        episodes::ensure_subject(&self.tx, owner, key, title, language, at)
     }
     fn set_timezone(&mut self, s: &Subject, tz: chrono_tz::Tz) -> Result<()> {
         episodes::set_timezone(&self.tx, s, tz)
@@ -676,9 +701,6 @@ impl Tx for SqliteTx<'_> {
     }
     fn put_self_model(&mut self, s: &Subject, at: DateTime<Utc>, m: &SelfModel) -> Result<()> {
         nightly::put_cache(&self.tx, "self_models", s, at, m)
-    }
-    fn claim_learner(&mut self, learner: &str, tenant_id: i64, at: DateTime<Utc>) -> Result<Claim> {
-        tenants::claim_learner(&self.tx, learner, tenant_id, at)
     }
     fn add_api_key(
         &mut self,

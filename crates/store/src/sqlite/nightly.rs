@@ -3,7 +3,7 @@
 //! (never-checked first, then oldest-checked), and the two derived caches
 //! (working set, self-model) that each run replaces.
 
-use super::episodes::{EPISODE_COLUMNS, episode_row, subjects_where};
+use super::episodes::{EPISODE_COLUMNS, SUBJECT_COLUMNS, SUBJECTS, episode_row, subjects_where};
 use super::{from_ms, to_ms};
 use crate::{Error, Result};
 use chrono::{DateTime, Utc};
@@ -20,10 +20,10 @@ pub(crate) fn active_subjects(
 ) -> Result<Vec<Subject>> {
     subjects_where(
         c,
-        "SELECT s.id, s.key, s.title, s.language, s.timezone FROM subjects s
+        &format!("SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS}
          WHERE EXISTS (SELECT 1 FROM episodes e WHERE e.subject_id = s.id AND e.at > ?1 AND e.at <= ?2
                        AND e.kind != 'consolidation')
-         ORDER BY s.key",
+         ORDER BY s.key, s.id"),
         params![to_ms(from), to_ms(to)],
     )
 }

@@ -363,6 +363,51 @@ CREATE INDEX episodes_live_by_time ON episodes (subject_id, at, seq, erased_by) 
     r#"
 CREATE TABLE compaction_owed (erasure_id INTEGER PRIMARY KEY REFERENCES erasures(id));
 "#,
+    // 14: learner names are per owner (each tenant, and the operator), and a
+    //     subject erased whole is retired: its chain and name stay (the name
+    //     is hashed into the chain) but the name is free for a new subject.
+    //     Both tables are rebuilt without their old UNIQUE constraints (the
+    //     runner turns foreign keys off around a migration and checks them
+    //     before it commits); ids and rows are kept. Subjects erased whole
+    //     before are retired here.
+    r#"
+CREATE TABLE learners_new (
+    id          INTEGER PRIMARY KEY,
+    slug        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL,
+    tenant_id   INTEGER REFERENCES tenants(id)
+);
+INSERT INTO learners_new (id, slug, created_at, tenant_id)
+    SELECT id, slug, created_at, tenant_id FROM learners;
+DROP TABLE learners;
+ALTER TABLE learners_new RENAME TO learners;
+CREATE INDEX learners_by_tenant ON learners (tenant_id);
+CREATE UNIQUE INDEX learners_by_name ON learners (IFNULL(tenant_id, 0), slug);
+CREATE TABLE subjects_new (
+    id          INTEGER PRIMARY KEY,
+    learner_id  INTEGER NOT NULL REFERENCES learners(id),
+    slug        TEXT NOT NULL,
+    key         TEXT NOT NULL,                 -- learner/subject, hashed into every episode
+    title       TEXT NOT NULL,
+    language    TEXT,
+    timezone    TEXT,
+    created_at  INTEGER NOT NULL,
+    retired_by  INTEGER REFERENCES erasures(id) -- erased whole: the name is free again
+);
+INSERT INTO subjects_new (id, learner_id, slug, key, title, language, timezone, created_at)
+    SELECT id, learner_id, slug, key, title, language, timezone, created_at FROM subjects;
+DROP TABLE subjects;
+ALTER TABLE subjects_new RENAME TO subjects;
+CREATE INDEX subjects_by_key ON subjects (key);
+CREATE UNIQUE INDEX subjects_live_by_name ON subjects (learner_id, slug) WHERE retired_by IS NULL;
+UPDATE subjects SET retired_by = (
+    SELECT MAX(e.erased_by) FROM episodes e JOIN erasures r ON r.id = e.erased_by
+    WHERE e.subject_id = subjects.id AND r.scope <> 'episode')
+WHERE title = ''
+  AND NOT EXISTS (SELECT 1 FROM episodes e WHERE e.subject_id = subjects.id AND e.erased_by IS NULL)
+  AND EXISTS (SELECT 1 FROM episodes e JOIN erasures r ON r.id = e.erased_by
+              WHERE e.subject_id = subjects.id AND r.scope <> 'episode');
+"#,
 ];
 
 /// The schema version the passage migration brings the database to; its

@@ -1,16 +1,17 @@
 //! Tenants (the platforms that plug the service in), their API keys, and the
 //! learners each tenant owns. A key is stored only as the SHA-256 of its
 //! secret, found by its public prefix; the caller compares the digests (in
-//! constant time). A learner belongs to at most one tenant; one created
-//! outside the service (by the CLI) belongs to none until it is assigned.
+//! constant time). A learner's name is its owner's: each tenant, and the
+//! operator (learners the CLI makes), has names of its own; an operator's
+//! learner becomes a tenant's when it is assigned.
 
-use super::episodes::subjects_where;
+use super::episodes::{SUBJECT_COLUMNS, SUBJECTS, subjects_where};
 use super::{from_ms, to_ms};
 use crate::Result;
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
 use tm_model::subject::Subject;
-use tm_model::tenants::{ApiKey, Claim, KeyOwner};
+use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
 
 const KEY_COLUMNS: &str = "k.id, t.name, k.prefix, k.admin, k.created_at, k.revoked_at";
 
@@ -107,35 +108,61 @@ pub(crate) fn key_by_prefix(c: &Connection, prefix: &str) -> Result<Option<KeyOw
         .optional()?)
 }
 
-pub(crate) fn subject_tenant(c: &Connection, s: &Subject) -> Result<Option<i64>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT l.tenant_id FROM subjects s JOIN learners l ON l.id = s.learner_id WHERE s.id = ?1",
+/// The learner `slug` of `owner`: its id, made now when it has none.
+pub(crate) fn ensure_learner(c: &Connection, owner: Owner, slug: &str, now: i64) -> Result<i64> {
+    let find = |c: &Connection| {
+        c.query_row(
+            "SELECT id FROM learners WHERE slug = ?1 AND IFNULL(tenant_id, 0) = ?2",
+            params![slug, owner.index_key()],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()
+    };
+    if let Some(id) = find(c)? {
+        return Ok(id);
+    }
+    c.execute(
+        "INSERT INTO learners (slug, created_at, tenant_id) VALUES (?1, ?2, ?3)",
+        params![slug, now, owner.tenant_id()],
     )?;
-    Ok(stmt
-        .query_row([s.id], |r| r.get::<_, Option<i64>>(0))
-        .optional()?
-        .flatten())
+    Ok(c.last_insert_rowid())
 }
 
+/// The names of the tenants with these ids, in their order (`None` for the
+/// operator).
+pub(crate) fn names(c: &Connection, owners: &[Owner]) -> Result<Vec<String>> {
+    owners
+        .iter()
+        .map(|o| match o {
+            Owner::Operator => Ok("the operator's own".to_string()),
+            Owner::Tenant(id) => Ok(format!(
+                "tenant {}",
+                c.query_row("SELECT name FROM tenants WHERE id = ?1", [id], |r| {
+                    r.get::<_, String>(0)
+                })
+                .optional()?
+                .unwrap_or_else(|| format!("#{id}"))
+            )),
+        })
+        .collect()
+}
+
+/// The tenant's subjects: for each name, the one it resolves to (the live
+/// subject, else the newest retired one).
 pub(crate) fn tenant_subjects(c: &Connection, tenant_id: i64) -> Result<Vec<Subject>> {
-    subjects_where(
+    let all = subjects_where(
         c,
-        "SELECT s.id, s.key, s.title, s.language, s.timezone
-         FROM subjects s JOIN learners l ON l.id = s.learner_id
-         WHERE l.tenant_id = ?1 ORDER BY s.key",
+        &format!(
+            "SELECT {SUBJECT_COLUMNS} FROM {SUBJECTS} WHERE l.tenant_id = ?1 ORDER BY s.key, s.id"
+        ),
         [tenant_id],
-    )
+    )?;
+    Ok(crate::resolved_by_name(all))
 }
 
-fn owner(c: &Connection, learner: &str) -> Result<Option<Option<i64>>> {
-    Ok(c.query_row(
-        "SELECT tenant_id FROM learners WHERE slug = ?1",
-        [learner],
-        |r| r.get(0),
-    )
-    .optional()?)
-}
-
+/// Gives the operator's learner `learner` to `tenant`: `None` when neither
+/// has a learner of that name, `Taken` when the tenant has one of its own
+/// already (names are per owner), `Mine` once it is the tenant's.
 pub(crate) fn assign_learner(
     c: &Connection,
     learner: &str,
@@ -143,34 +170,26 @@ pub(crate) fn assign_learner(
     at: DateTime<Utc>,
 ) -> Result<Option<Claim>> {
     let tenant_id = ensure_tenant(c, tenant, at)?;
-    Ok(match owner(c, learner)? {
-        None => None,
-        Some(Some(t)) if t != tenant_id => Some(Claim::Taken),
-        Some(_) => {
-            c.execute(
-                "UPDATE learners SET tenant_id = ?2 WHERE slug = ?1",
-                params![learner, tenant_id],
-            )?;
-            Some(Claim::Mine)
-        }
-    })
-}
-
-pub(crate) fn claim_learner(
-    c: &Connection,
-    learner: &str,
-    tenant_id: i64,
-    at: DateTime<Utc>,
-) -> Result<Claim> {
-    match owner(c, learner)? {
-        Some(Some(t)) if t == tenant_id => Ok(Claim::Mine),
-        Some(_) => Ok(Claim::Taken),
-        None => {
-            c.execute(
-                "INSERT INTO learners (slug, created_at, tenant_id) VALUES (?1, ?2, ?3)",
-                params![learner, to_ms(at), tenant_id],
-            )?;
-            Ok(Claim::Mine)
-        }
-    }
+    let of = |owner: Owner| {
+        c.query_row(
+            "SELECT id FROM learners WHERE slug = ?1 AND IFNULL(tenant_id, 0) = ?2",
+            params![learner, owner.index_key()],
+            |r| r.get::<_, i64>(0),
+        )
+        .optional()
+    };
+    Ok(
+        match (of(Owner::Operator)?, of(Owner::Tenant(tenant_id))?) {
+            (None, None) => None,
+            (None, Some(_)) => Some(Claim::Mine),
+            (Some(_), Some(_)) => Some(Claim::Taken),
+            (Some(id), None) => {
+                c.execute(
+                    "UPDATE learners SET tenant_id = ?2 WHERE id = ?1",
+                    params![id, tenant_id],
+                )?;
+                Some(Claim::Mine)
+            }
+        },
+    )
 }
