@@ -631,6 +631,16 @@ fn a_pdf_that_inflates_past_the_bound_is_refused_before_it_is_read() {
 
 // ---------------------------------------------------------------- work bombs
 
+/// The object `key` of dictionary `id` refers to.
+fn reference(doc: &Document, id: lopdf::ObjectId, key: &[u8]) -> lopdf::ObjectId {
+    doc.get_dictionary(id)
+        .unwrap()
+        .get(key)
+        .unwrap()
+        .as_reference()
+        .unwrap()
+}
+
 /// A page drawing one text form `uses` times; the form has resources of its
 /// own when `own_resources`, else uses the page's (which list it). The PDF,
 /// and how many lines the form draws.
@@ -721,13 +731,7 @@ fn pages_sharing_one_large_stream_are_refused_by_the_files_work() {
         .get(b"Contents")
         .unwrap()
         .clone();
-    let pages_id = doc
-        .get_dictionary(page)
-        .unwrap()
-        .get(b"Parent")
-        .unwrap()
-        .as_reference()
-        .unwrap();
+    let pages_id = reference(&doc, page, b"Parent");
     let mut kids = vec![Object::Reference(page)];
     for _ in 0..9 {
         kids.push(
@@ -801,33 +805,15 @@ fn an_image_drawn_many_times_is_not_parsed_as_content() {
         )
         .with_compression(false),
     ));
-    let contents = doc
-        .get_dictionary(page)
-        .unwrap()
-        .get(b"Contents")
-        .unwrap()
-        .as_reference()
-        .unwrap();
+    let contents = reference(&doc, page, b"Contents");
     let Object::Stream(s) = doc.objects.get_mut(&contents).unwrap() else {
         panic!("contents")
     };
     let mut plain = s.content.clone();
     plain.extend(b"\nq 10 0 0 10 0 0 cm /Im0 Do Q\n".repeat(500));
     s.set_plain_content(plain);
-    let pages_id = doc
-        .get_dictionary(page)
-        .unwrap()
-        .get(b"Parent")
-        .unwrap()
-        .as_reference()
-        .unwrap();
-    let shared = doc
-        .get_dictionary(pages_id)
-        .unwrap()
-        .get(b"Resources")
-        .unwrap()
-        .as_reference()
-        .unwrap();
+    let pages_id = reference(&doc, page, b"Parent");
+    let shared = reference(&doc, pages_id, b"Resources");
     let mut resources = doc.get_dictionary(shared).unwrap().clone();
     resources.set("XObject", dictionary! { "Im0" => image });
     doc.get_dictionary_mut(page)

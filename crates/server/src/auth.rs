@@ -81,13 +81,21 @@ pub async fn authenticate(state: &AppState, key: &str) -> ApiResult<Tenant> {
     if owner.revoked || !constant_time_eq(owner.sha256.as_bytes(), presented.as_bytes()) {
         return Err(bad());
     }
-    let tenant = Tenant {
-        id: owner.tenant_id,
-        name: owner.tenant,
-        admin: owner.admin,
-    };
-    state.cache_key(presented, tenant.clone(), Instant::now());
-    Ok(tenant)
+    Ok(state.remember(presented, owner))
+}
+
+impl AppState {
+    /// The tenant a verified key (or session) speaks for, remembered under
+    /// `cache_key` for [`KEY_CACHE_TTL`].
+    pub(crate) fn remember(&self, cache_key: String, owner: tm_model::tenants::KeyOwner) -> Tenant {
+        let tenant = Tenant {
+            id: owner.tenant_id,
+            name: owner.tenant,
+            admin: owner.admin,
+        };
+        self.cache_key(cache_key, tenant.clone(), Instant::now());
+        tenant
+    }
 }
 
 /// The bearer token of a request, if any.

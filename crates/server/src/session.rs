@@ -13,7 +13,6 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use chrono::{DateTime, Utc};
 use hmac::{KeyInit, Mac};
-use std::time::Instant;
 
 /// The cookie's name.
 pub const COOKIE: &str = "tm_session";
@@ -78,13 +77,7 @@ pub async fn open(
     if owner.revoked || !constant_time_eq(want.as_bytes(), given.as_bytes()) {
         return Err(expired());
     }
-    let tenant = Tenant {
-        id: owner.tenant_id,
-        name: owner.tenant,
-        admin: owner.admin,
-    };
-    state.cache_key(cache_key, tenant.clone(), Instant::now());
-    Ok(tenant)
+    Ok(state.remember(cache_key, owner))
 }
 
 #[cfg(test)]

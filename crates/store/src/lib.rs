@@ -492,12 +492,13 @@ pub trait Reader {
 }
 
 /// Of the subjects a name matches (in id order), the one it resolves to:
-/// the live one (several: [`Error::AmbiguousSubject`], their owners named by
-/// `names`), else the newest retired one.
+/// the live one (several: [`Error::AmbiguousSubject`], their owners named
+/// with `tenant_name`, a tenant's name by its id), else the newest retired
+/// one.
 pub(crate) fn pick_subject(
     key: &str,
     found: Vec<Subject>,
-    names: impl FnOnce(&[Owner]) -> Result<Vec<String>>,
+    mut tenant_name: impl FnMut(i64) -> Result<Option<String>>,
 ) -> Result<Option<Subject>> {
     let (live, retired): (Vec<Subject>, Vec<Subject>) = found.into_iter().partition(|s| !s.retired);
     match live.len() {
@@ -505,7 +506,16 @@ pub(crate) fn pick_subject(
         1 => Ok(live.into_iter().next()),
         _ => Err(Error::AmbiguousSubject {
             key: key.to_string(),
-            owners: names(&live.iter().map(|s| s.owner).collect::<Vec<_>>())?,
+            owners: live
+                .iter()
+                .map(|s| match s.owner {
+                    Owner::Operator => Ok("the operator's own".to_string()),
+                    Owner::Tenant(id) => Ok(format!(
+                        "tenant {}",
+                        tenant_name(id)?.unwrap_or_else(|| format!("#{id}"))
+                    )),
+                })
+                .collect::<Result<_>>()?,
         }),
     }
 }

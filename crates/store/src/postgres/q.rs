@@ -120,23 +120,12 @@ pub(crate) fn subject_by_key<C: GenericClient>(
             &[&key, &o.index_key()],
         )?,
     };
-    crate::pick_subject(key, found, |owners| tenant_names(c, owners))
-}
-
-/// How each owner is named in a message.
-fn tenant_names<C: GenericClient>(c: &mut Db<'_, C>, owners: &[Owner]) -> Result<Vec<String>> {
-    owners
-        .iter()
-        .map(|o| match o {
-            Owner::Operator => Ok("the operator's own".to_string()),
-            Owner::Tenant(id) => Ok(format!(
-                "tenant {}",
-                c.query_opt("SELECT name FROM tenants WHERE id = $1", &[id])?
-                    .map(|r| r.get::<_, String>(0))
-                    .unwrap_or_else(|| format!("#{id}"))
-            )),
-        })
-        .collect()
+    crate::pick_subject(key, found, |id| {
+        Ok(
+            c.query_opt("SELECT name FROM tenants WHERE id = $1", &[&id])?
+                .map(|r| r.get(0)),
+        )
+    })
 }
 
 pub(crate) fn subjects<C: GenericClient>(c: &mut Db<'_, C>) -> Result<Vec<Subject>> {

@@ -77,7 +77,7 @@ pub(crate) fn subject_by_key(
             params![key, o.index_key()],
         )?,
     };
-    crate::pick_subject(key, found, |ids| tenants::names(c, ids))
+    crate::pick_subject(key, found, |id| tenants::name(c, id))
 }
 
 pub(crate) fn subjects(c: &Connection) -> Result<Vec<Subject>> {

@@ -128,23 +128,12 @@ pub(crate) fn ensure_learner(c: &Connection, owner: Owner, slug: &str, now: i64)
     Ok(c.last_insert_rowid())
 }
 
-/// The names of the tenants with these ids, in their order (`None` for the
-/// operator).
-pub(crate) fn names(c: &Connection, owners: &[Owner]) -> Result<Vec<String>> {
-    owners
-        .iter()
-        .map(|o| match o {
-            Owner::Operator => Ok("the operator's own".to_string()),
-            Owner::Tenant(id) => Ok(format!(
-                "tenant {}",
-                c.query_row("SELECT name FROM tenants WHERE id = ?1", [id], |r| {
-                    r.get::<_, String>(0)
-                })
-                .optional()?
-                .unwrap_or_else(|| format!("#{id}"))
-            )),
-        })
-        .collect()
+/// The name of the tenant with this id.
+pub(crate) fn name(c: &Connection, id: i64) -> Result<Option<String>> {
+    Ok(
+        c.query_row("SELECT name FROM tenants WHERE id = ?1", [id], |r| r.get(0))
+            .optional()?,
+    )
 }
 
 /// The tenant's subjects: for each name, the one it resolves to (the live
