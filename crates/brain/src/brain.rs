@@ -1075,13 +1075,23 @@ impl Scope {
     }
 }
 
-/// The live subjects among `subjects`, or all of them when none is live.
+/// The live subjects among `subjects`, or, when none is live, the newest
+/// retired one of each name (as a lookup by name resolves it: an export or
+/// a repeated erasure sees each name once).
 fn live_first(subjects: Vec<Subject>) -> Vec<Subject> {
     if subjects.iter().any(|s| !s.retired) {
-        subjects.into_iter().filter(|s| !s.retired).collect()
-    } else {
-        subjects
+        return subjects.into_iter().filter(|s| !s.retired).collect();
     }
+    let mut newest: std::collections::BTreeMap<SubjectKey, Subject> = Default::default();
+    for s in subjects {
+        match newest.get(&s.key) {
+            Some(kept) if kept.id > s.id => {}
+            _ => {
+                newest.insert(s.key.clone(), s);
+            }
+        }
+    }
+    newest.into_values().collect()
 }
 
 /// What an erasure did.

@@ -299,6 +299,20 @@ async fn learner_names_are_per_tenant_and_leak_nothing() {
     assert_eq!(s, StatusCode::OK, "{again}");
     assert_eq!(again["repeated"], true, "{again}");
     assert_eq!(again["erasure"]["id"], first["erasure"]["id"]);
+    // Two erased `zed/cells` now: an export holds the name once (the newest).
+    let res = h
+        .app
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/v1/learners/zed/export")
+                .header(header::AUTHORIZATION, format!("Bearer {}", h.b))
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
     // Probing claimed nothing for anyone else: acme can still make a "zed".
     let (s, _) = h
         .call("POST", "/v1/subjects", &h.a, Some(create("zed", "cells")))
