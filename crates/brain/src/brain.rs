@@ -316,11 +316,8 @@ impl Brain {
         let parsed = SubjectKey::parse(key).map_err(|e| Error::BadKey(format!("{key:?}: {e}")))?;
         let view = self.view;
         self.read(|r| {
-            match view {
-                None => r.subject(&parsed)?,
-                Some(owner) => r.subject_of(owner, &parsed)?,
-            }
-            .ok_or_else(|| Error::UnknownSubject(parsed.to_string()))
+            tm_store::subject_named(r, view, &parsed)?
+                .ok_or_else(|| Error::UnknownSubject(parsed.to_string()))
         })
     }
 
@@ -819,11 +816,7 @@ impl Brain {
                 if subjects.iter().all(|s| s.retired) {
                     let mut last: Option<Erasure> = None;
                     for s in &subjects {
-                        for e in tx.erasures(s)? {
-                            if last.as_ref().is_none_or(|l| e.id > l.id) {
-                                last = Some(e);
-                            }
-                        }
+                        last = tx.erasures(s)?.into_iter().chain(last).max_by_key(|e| e.id);
                     }
                     if let Some(done) = last {
                         return Ok((done, subjects, true));
@@ -1053,42 +1046,33 @@ impl Scope {
                 "learner",
                 learner.clone(),
                 live_first(
-                    r.subjects()?
+                    r.tenant_subjects(*tenant_id)?
                         .into_iter()
-                        .filter(|s| {
-                            &s.key.learner == learner && s.owner == Owner::Tenant(*tenant_id)
-                        })
+                        .filter(|s| &s.key.learner == learner)
                         .collect(),
                 ),
             ),
             Scope::Tenant { tenant_id, name } => (
                 "tenant",
                 name.clone(),
-                live_first(
-                    r.subjects()?
-                        .into_iter()
-                        .filter(|s| s.owner == Owner::Tenant(*tenant_id))
-                        .collect(),
-                ),
+                live_first(r.tenant_subjects(*tenant_id)?),
             ),
         })
     }
 }
 
 /// The live subjects among `subjects`, or, when none is live, the newest
-/// retired one of each name (as a lookup by name resolves it: an export or
-/// a repeated erasure sees each name once).
+/// retired one of each owner's name (as a lookup by name resolves it: an
+/// export or a repeated erasure sees each name once).
 fn live_first(subjects: Vec<Subject>) -> Vec<Subject> {
     if subjects.iter().any(|s| !s.retired) {
         return subjects.into_iter().filter(|s| !s.retired).collect();
     }
-    let mut newest: std::collections::BTreeMap<SubjectKey, Subject> = Default::default();
+    let mut newest: std::collections::BTreeMap<(Owner, SubjectKey), Subject> = Default::default();
     for s in subjects {
-        match newest.get(&s.key) {
-            Some(kept) if kept.id > s.id => {}
-            _ => {
-                newest.insert(s.key.clone(), s);
-            }
+        let name = (s.owner, s.key.clone());
+        if newest.get(&name).is_none_or(|kept| kept.id < s.id) {
+            newest.insert(name, s);
         }
     }
     newest.into_values().collect()

@@ -37,7 +37,8 @@ pub fn import_file_with(
         path: path.display().to_string(),
         source: e,
     })?;
-    let base = history_folder(path);
+    // A bare name's parent is empty: `record` reads that as the current folder.
+    let base = path.parent().unwrap_or(Path::new("."));
     let paths = if outside {
         Paths::Anywhere(base)
     } else {
@@ -52,16 +53,6 @@ pub fn import_file_with(
         owner,
         progress,
     )
-}
-
-/// The folder a history's file paths are read from: its parent, however the
-/// history was named. A bare name (`history.jsonl`) has an empty parent,
-/// which is the current folder.
-fn history_folder(path: &Path) -> &Path {
-    match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    }
 }
 
 /// Imports a history given as bytes; `source` names it in errors and in the

@@ -702,11 +702,7 @@ fn live_named(
     key: &tm_model::subject::SubjectKey,
     owner: Option<Owner>,
 ) -> Result<Option<Subject>> {
-    Ok(match owner {
-        Some(o) => r.subject_of(o, key)?,
-        None => r.subject(key)?,
-    }
-    .filter(|s| !s.retired))
+    Ok(tm_store::subject_named(r, owner, key)?.filter(|s| !s.retired))
 }
 
 /// Appends one event's episode (and its file version, belief, map change).

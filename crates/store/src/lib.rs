@@ -520,6 +520,35 @@ pub(crate) fn pick_subject(
     }
 }
 
+/// What assigning the operator's learner to a tenant does, given the ids of
+/// the learners of that name the operator and the tenant have: the learner
+/// to move to the tenant, and the answer (`None`: neither has one; `Taken`:
+/// the tenant has its own; `Mine`: it is, or now will be, the tenant's).
+pub(crate) fn assignment(
+    operators: Option<i64>,
+    tenants: Option<i64>,
+) -> (Option<i64>, Option<Claim>) {
+    match (operators, tenants) {
+        (None, None) => (None, None),
+        (None, Some(_)) => (None, Some(Claim::Mine)),
+        (Some(_), Some(_)) => (None, Some(Claim::Taken)),
+        (Some(id), None) => (Some(id), Some(Claim::Mine)),
+    }
+}
+
+/// The subject named `key` of `owner`, or (`None`) of whichever one owner
+/// has it: [`Reader::subject_of`] or [`Reader::subject`].
+pub fn subject_named(
+    r: &dyn Reader,
+    owner: Option<Owner>,
+    key: &SubjectKey,
+) -> Result<Option<Subject>> {
+    match owner {
+        Some(o) => r.subject_of(o, key),
+        None => r.subject(key),
+    }
+}
+
 /// One owner's subjects (by key, then id) with each name resolved as
 /// [`pick_subject`] resolves it: the live subject, else the newest retired.
 pub(crate) fn resolved_by_name(all: Vec<Subject>) -> Vec<Subject> {

@@ -99,12 +99,6 @@ pub(super) fn read(name: &str, bytes: &[u8], limits: &crate::Limits) -> Result<V
 
 fn extract(bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>, Failure> {
     let started = std::time::Instant::now();
-    let late = || {
-        Failure::OverLimit(format!(
-            "{} s of reading for one file",
-            limits.deadline.as_secs_f64()
-        ))
-    };
     let max_pages = limits.max_pages;
     let mut doc = quietly(|| Document::load_mem(bytes))
         .map_err(|panic| Failure::Broken(format!("the PDF parser failed: {panic}")))?
@@ -140,9 +134,7 @@ fn extract(bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>, Failure>
     let mut texts = Vec::with_capacity(pages.len());
     let mut total = 0u64;
     for &number in pages.keys() {
-        if started.elapsed() > limits.deadline {
-            return Err(late());
-        }
+        past_deadline(started, limits)?;
         let broken = |why: String| Failure::Broken(format!("page {number}: {why}"));
         let mut text = CappedText {
             bytes: Vec::new(),
@@ -172,10 +164,20 @@ fn extract(bytes: &[u8], limits: &crate::Limits) -> Result<Vec<String>, Failure>
         }
         texts.push(text);
     }
-    if started.elapsed() > limits.deadline {
-        return Err(late());
-    }
+    past_deadline(started, limits)?;
     Ok(texts)
+}
+
+/// Refuses a file whose reading began at `started` once it has taken longer
+/// than its deadline.
+fn past_deadline(started: std::time::Instant, limits: &crate::Limits) -> Result<(), Failure> {
+    if started.elapsed() > limits.deadline {
+        return Err(Failure::OverLimit(format!(
+            "{} s of reading for one file",
+            limits.deadline.as_secs_f64()
+        )));
+    }
+    Ok(())
 }
 
 /// The text of one page as the reader writes it, refusing to grow past
@@ -236,11 +238,10 @@ impl Work {
     }
 }
 
-/// One stream decoded and parsed once: its size, its operators, and the
-/// XObject names its `Do` operators draw, with how often.
+/// One stream decoded and parsed once: its own work (size, operators), and
+/// the XObject names its `Do` operators draw, with how often.
 struct Parsed {
-    bytes: u64,
-    operators: u64,
+    own: Work,
     draws: Vec<(Vec<u8>, u64)>,
 }
 
@@ -260,8 +261,10 @@ fn parse_content(plain: &[u8]) -> Parsed {
         }
     }
     Parsed {
-        bytes: plain.len() as u64,
-        operators,
+        own: Work {
+            bytes: plain.len() as u64,
+            operators,
+        },
         draws: draws.into_iter().collect(),
     }
 }
@@ -286,26 +289,17 @@ fn work_within(
     };
     let mut file = Work::default();
     for (&number, &page_id) in pages {
-        if started.elapsed() > limits.deadline {
-            return Err(Failure::OverLimit(format!(
-                "{} s of reading for one file",
-                limits.deadline.as_secs_f64()
-            )));
-        }
+        past_deadline(started, limits)?;
         let Ok(page) = doc.get_dictionary(page_id) else {
             continue;
         };
         let content = doc.get_page_content(page_id).unwrap_or_default();
         let resources = inherited_resources(doc, page);
-        let own = parse_content(&content);
+        let parsed = parse_content(&content);
         let work = walk
-            .draws(&own, resources)
+            .draws(&parsed, resources)
             .map_err(|why| Failure::Broken(format!("page {number}: {why}")))?;
-        let page_work = Work {
-            bytes: own.bytes,
-            operators: own.operators,
-        }
-        .add(work, 1);
+        let page_work = parsed.own.add(work, 1);
         if page_work.operators > limits.max_page_operators {
             return Err(Failure::OverLimit(format!(
                 "{} content operators for one page (page {number} would run {}, counting each form at every use)",
@@ -349,7 +343,7 @@ struct WorkWalk<'a> {
     parsed: std::collections::HashMap<usize, std::rc::Rc<Parsed>>,
     /// A form's work (its own and what it draws), by (form, resources).
     summed: std::collections::HashMap<(usize, usize), Work>,
-    /// The forms being summed, to stop on a cycle (refused earlier too).
+    /// The forms being summed, to stop on a cycle.
     path: Vec<usize>,
 }
 
@@ -422,11 +416,7 @@ impl<'a> WorkWalk<'a> {
         self.path.push(node);
         let inner = self.draws(&parsed, Some(resources));
         self.path.pop();
-        let work = Work {
-            bytes: parsed.bytes,
-            operators: parsed.operators,
-        }
-        .add(inner?, 1);
+        let work = parsed.own.add(inner?, 1);
         self.summed.insert(key, work);
         Ok(work)
     }

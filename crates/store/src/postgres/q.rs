@@ -176,12 +176,8 @@ pub(crate) fn ensure_subject<C: GenericClient>(
          ON CONFLICT ((COALESCE(tenant_id, 0)), slug) DO NOTHING",
         &[&key.learner, &now, &owner.tenant_id()],
     )?;
-    let learner_id: i64 = c
-        .query_one(
-            "SELECT id FROM learners WHERE slug = $1 AND COALESCE(tenant_id, 0) = $2",
-            &[&key.learner, &owner.index_key()],
-        )?
-        .get(0);
+    let learner_id = learner_id(c, owner, &key.learner)?
+        .ok_or_else(|| corrupt(format!("learner {} vanished after insert", key.learner)))?;
     let title = if title.trim().is_empty() {
         key.subject.as_str()
     } else {
@@ -1826,26 +1822,30 @@ pub(crate) fn assign_learner<C: GenericClient>(
     at: DateTime<Utc>,
 ) -> Result<Option<Claim>> {
     let tenant_id = ensure_tenant(c, tenant, at)?;
-    let mut of = |owner: Owner| -> Result<Option<i64>> {
-        Ok(c.query_opt(
-            "SELECT id FROM learners WHERE slug = $1 AND COALESCE(tenant_id, 0) = $2",
-            &[&learner, &owner.index_key()],
-        )?
-        .map(|r| r.get(0)))
-    };
-    let (operators, tenants) = (of(Owner::Operator)?, of(Owner::Tenant(tenant_id))?);
-    Ok(match (operators, tenants) {
-        (None, None) => None,
-        (None, Some(_)) => Some(Claim::Mine),
-        (Some(_), Some(_)) => Some(Claim::Taken),
-        (Some(id), None) => {
-            c.execute(
-                "UPDATE learners SET tenant_id = $2 WHERE id = $1",
-                &[&id, &tenant_id],
-            )?;
-            Some(Claim::Mine)
-        }
-    })
+    let (moved, claim) = crate::assignment(
+        learner_id(c, Owner::Operator, learner)?,
+        learner_id(c, Owner::Tenant(tenant_id), learner)?,
+    );
+    if let Some(id) = moved {
+        c.execute(
+            "UPDATE learners SET tenant_id = $2 WHERE id = $1",
+            &[&id, &tenant_id],
+        )?;
+    }
+    Ok(claim)
+}
+
+/// The id of `owner`'s learner `slug`, if it has one.
+fn learner_id<C: GenericClient>(
+    c: &mut Db<'_, C>,
+    owner: Owner,
+    slug: &str,
+) -> Result<Option<i64>> {
+    Ok(c.query_opt(
+        "SELECT id FROM learners WHERE slug = $1 AND COALESCE(tenant_id, 0) = $2",
+        &[&slug, &owner.index_key()],
+    )?
+    .map(|r| r.get(0)))
 }
 
 // ---------------------------------------------------------------- erasure

@@ -108,17 +108,19 @@ pub(crate) fn key_by_prefix(c: &Connection, prefix: &str) -> Result<Option<KeyOw
         .optional()?)
 }
 
+/// The id of `owner`'s learner `slug`, if it has one.
+fn learner_id(c: &Connection, owner: Owner, slug: &str) -> Result<Option<i64>> {
+    Ok(c.query_row(
+        "SELECT id FROM learners WHERE slug = ?1 AND IFNULL(tenant_id, 0) = ?2",
+        params![slug, owner.index_key()],
+        |r| r.get(0),
+    )
+    .optional()?)
+}
+
 /// The learner `slug` of `owner`: its id, made now when it has none.
 pub(crate) fn ensure_learner(c: &Connection, owner: Owner, slug: &str, now: i64) -> Result<i64> {
-    let find = |c: &Connection| {
-        c.query_row(
-            "SELECT id FROM learners WHERE slug = ?1 AND IFNULL(tenant_id, 0) = ?2",
-            params![slug, owner.index_key()],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()
-    };
-    if let Some(id) = find(c)? {
+    if let Some(id) = learner_id(c, owner, slug)? {
         return Ok(id);
     }
     c.execute(
@@ -159,26 +161,15 @@ pub(crate) fn assign_learner(
     at: DateTime<Utc>,
 ) -> Result<Option<Claim>> {
     let tenant_id = ensure_tenant(c, tenant, at)?;
-    let of = |owner: Owner| {
-        c.query_row(
-            "SELECT id FROM learners WHERE slug = ?1 AND IFNULL(tenant_id, 0) = ?2",
-            params![learner, owner.index_key()],
-            |r| r.get::<_, i64>(0),
-        )
-        .optional()
-    };
-    Ok(
-        match (of(Owner::Operator)?, of(Owner::Tenant(tenant_id))?) {
-            (None, None) => None,
-            (None, Some(_)) => Some(Claim::Mine),
-            (Some(_), Some(_)) => Some(Claim::Taken),
-            (Some(id), None) => {
-                c.execute(
-                    "UPDATE learners SET tenant_id = ?2 WHERE id = ?1",
-                    params![id, tenant_id],
-                )?;
-                Some(Claim::Mine)
-            }
-        },
-    )
+    let (moved, claim) = crate::assignment(
+        learner_id(c, Owner::Operator, learner)?,
+        learner_id(c, Owner::Tenant(tenant_id), learner)?,
+    );
+    if let Some(id) = moved {
+        c.execute(
+            "UPDATE learners SET tenant_id = ?2 WHERE id = ?1",
+            params![id, tenant_id],
+        )?;
+    }
+    Ok(claim)
 }
