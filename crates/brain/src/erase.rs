@@ -25,7 +25,6 @@ use tm_model::episodes::{Episode, Kind};
 use tm_model::map::ConceptMap;
 use tm_model::subject::Subject;
 use tm_store::Reader;
-use tm_store::sqlite::SqliteStore;
 
 /// The episodes an erasure of the episode at `seq` clears: it, and each
 /// consolidation written after it whose day holds it (its headline and
@@ -42,13 +41,13 @@ pub(crate) fn plan(r: &dyn Reader, s: &Subject, seq: u64) -> Result<(Episode, Ve
         })?;
     match e.kind {
         Kind::File => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::WrongKind(format!(
                 "seq {seq} of {} records a file; a file's versions are its history: remove the file, or erase the subject",
                 s.key
             )));
         }
         Kind::Consolidation => {
-            return Err(Error::Invalid(format!(
+            return Err(Error::WrongKind(format!(
                 "seq {seq} of {} is a consolidation: it is erased with the episode it summarises",
                 s.key
             )));
@@ -88,7 +87,7 @@ pub(crate) fn rederive(
         embedder: &embedder,
         extractor: ix.extractor,
     };
-    let mut scratch = SqliteStore::open_in_memory()?;
+    let mut scratch = tm_store::scratch()?;
     // Scratch episode id → the subject's episode id.
     let mut ids: HashMap<i64, i64> = HashMap::new();
     for part in parts {
@@ -96,7 +95,7 @@ pub(crate) fn rederive(
         let (events, originals): (Vec<_>, Vec<_>) =
             part.events.into_iter().map(|(e, id, _)| (e, id)).unzip();
         let recorded = crate::record::record(
-            &mut scratch,
+            &mut *scratch,
             &scratch_ix,
             Target::Line(&line, Some(tm_store::Owner::Operator)),
             &events,

@@ -3,8 +3,9 @@
 
 use std::process::Command;
 use tm_model::subject::SubjectKey;
+use tm_store::prelude::*;
+use tm_store::require_subject;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, require_subject};
 
 mod common;
 

@@ -8,8 +8,9 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tm_model::episodes::ChainState;
 use tm_model::subject::SubjectKey;
+use tm_store::prelude::*;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, require_subject, verify};
+use tm_store::{require_subject, verify};
 
 const EVENTS: usize = 20_000;
 

@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 use tm_model::episodes::ChainState;
 use tm_model::subject::SubjectKey;
+use tm_store::prelude::*;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, require_subject, verify};
+use tm_store::{require_subject, verify};
 
 mod common;
 

@@ -6,16 +6,14 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
+pub use crate::state::{KEY_CACHE_TTL, Tenant};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use sha2::{Digest, Sha256};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Length of the public prefix, in hex digits.
 pub const PREFIX_LEN: usize = 12;
-/// How long a verified key is trusted without looking at the store again: a
-/// revocation takes effect within this time.
-pub const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
 
 /// A freshly made key: the secret (shown once) and what is stored.
 #[derive(Debug, Clone)]
@@ -56,14 +54,6 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
         return false;
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-/// The tenant a request speaks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tenant {
-    pub id: i64,
-    pub name: String,
-    pub admin: bool,
 }
 
 /// Resolves a presented key to its tenant (cached for [`KEY_CACHE_TTL`]).

@@ -144,10 +144,7 @@ pub fn app(state: AppState) -> Router {
         )
         .layer(DefaultBodyLimit::max(state.config().max_json_bytes))
         .layer(middleware::from_fn(json_errors))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            metrics::track,
-        ))
+        .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(middleware::from_fn(catch_panic))
         .with_state(state)
 }
@@ -281,4 +278,28 @@ pub async fn shutdown_signal() {
         _ = ctrl_c => {},
         _ = term => {},
     }
+}
+
+/// Middleware: times every request under its route template (never the raw
+/// path, so learner names do not become label values).
+async fn track(
+    State(state): State<AppState>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    let started = std::time::Instant::now();
+    let method = req.method().to_string();
+    let route = req
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_else(|| "unmatched".to_string());
+    let response = next.run(req).await;
+    state.metrics().observe(
+        &method,
+        &route,
+        response.status().as_u16(),
+        started.elapsed().as_secs_f64(),
+    );
+    response
 }

@@ -2,16 +2,10 @@
 //! histograms by route, and how many blocks were built or dropped at the cap,
 //! in the Prometheus text format at `/metrics`.
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
-use axum::response::Response;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
-
-use crate::state::AppState;
 
 /// Upper bounds of the latency buckets, in seconds.
 const BUCKETS: [f64; 12] = [
@@ -148,24 +142,4 @@ fn label(s: &str) -> String {
     s.replace('\\', "\\\\")
         .replace('"', "\\\"")
         .replace('\n', "\\n")
-}
-
-/// Middleware: times every request under its route template (never the raw
-/// path, so learner names do not become label values).
-pub async fn track(State(state): State<AppState>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    let method = req.method().to_string();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".to_string());
-    let response = next.run(req).await;
-    state.metrics().observe(
-        &method,
-        &route,
-        response.status().as_u16(),
-        started.elapsed().as_secs_f64(),
-    );
-    response
 }

@@ -2,14 +2,25 @@
 //! store, recaller, caches and time cap), the limits, the chat client, the
 //! counters and the cache of verified keys.
 
-use crate::auth::{KEY_CACHE_TTL, Tenant};
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tm_brain::Brain;
 use tm_ingest::extract::{ChatClient, LlmConfig};
+
+/// How long a verified key is trusted without looking at the store again: a
+/// revocation takes effect within this time.
+pub const KEY_CACHE_TTL: Duration = Duration::from_secs(5);
+
+/// The tenant a request speaks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tenant {
+    pub id: i64,
+    pub name: String,
+    pub admin: bool,
+}
 
 /// The service's settings (the block's time cap is the brain's).
 #[derive(Debug, Clone)]

@@ -67,7 +67,7 @@ fn a_write_in_flight_at_shutdown_is_answered_and_kept() {
     )
     .unwrap();
     assert_eq!(
-        tm_store::Reader::episode_count(&store, &subject).unwrap(),
+        tm_store::LogRead::episode_count(&store, &subject).unwrap(),
         1
     );
     // And the server is gone.

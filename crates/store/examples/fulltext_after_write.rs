@@ -8,8 +8,9 @@
 use chrono::{TimeZone, Utc};
 use tm_model::episodes::{Kind, NewEpisode};
 use tm_model::subject::SubjectKey;
+use tm_store::StoreExt;
+use tm_store::prelude::*;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, StoreExt};
 
 fn ep(i: usize, words: &[&str]) -> NewEpisode {
     let mut x = i as u64 * 2654435761 + 1;

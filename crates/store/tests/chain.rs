@@ -7,8 +7,9 @@ use proptest::prelude::*;
 use rusqlite::params;
 use tm_model::episodes::{Break, ChainState, Evidence, Kind, NewEpisode, VersionRef, salience};
 use tm_model::subject::{Subject, SubjectKey};
+use tm_store::prelude::*;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, StoreExt, checkpoint, verify};
+use tm_store::{StoreExt, checkpoint, verify};
 
 fn key() -> SubjectKey {
     SubjectKey::parse("ana/cells").unwrap()

@@ -3,8 +3,9 @@
 use tm_model::episodes::ChainState;
 use tm_model::episodes::{Kind, NewEpisode};
 use tm_model::subject::SubjectKey;
+use tm_store::prelude::*;
 use tm_store::sqlite::SqliteStore;
-use tm_store::{Reader, StoreExt, require_subject, verify};
+use tm_store::{StoreExt, require_subject, verify};
 
 #[test]
 fn frozen_schema_v1_opens_migrates_and_verifies() {

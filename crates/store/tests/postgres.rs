@@ -11,7 +11,8 @@ use tm_model::episodes::{Break, ChainState, Kind, NewEpisode, salience};
 use tm_model::subject::{Subject, SubjectKey};
 use tm_store::postgres::cluster::TestDb;
 use tm_store::postgres::{PgEngine, PgStore};
-use tm_store::{Engine, Error, Reader, Store, StoreExt, verify};
+use tm_store::prelude::*;
+use tm_store::{Engine, Error, Store, StoreExt, verify};
 
 fn db() -> Option<TestDb> {
     match TestDb::create() {

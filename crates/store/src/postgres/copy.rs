@@ -6,7 +6,8 @@
 //! target and its head compared with the source's.
 
 use super::fts;
-use crate::{Error, Reader, Result, verify};
+use crate::prelude::*;
+use crate::{Error, Result, verify};
 use postgres::Transaction;
 use postgres::types::ToSql;
 use rusqlite::types::ValueRef;

@@ -16,28 +16,27 @@
 //! [`postgres::GenericClient`], and serve both a connection and a
 //! transaction through [`Pg`].
 
-#[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod cluster;
 pub mod copy;
 mod db;
+mod erasure;
+mod files;
 mod fts;
-mod q;
+mod index;
+mod knowledge;
+mod log;
+mod night;
+mod rows;
 mod schema;
+mod subjects;
+mod tenants;
 
-use crate::{Engine, Error, Reader, Result, Store, Tx};
-use chrono::{DateTime, Utc};
+use crate::{Engine, ErasureRead, Error, Result, Store, Tx};
 use postgres::{Client, GenericClient, NoTls};
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashMap, HashSet};
-use tm_model::beliefs::BeliefRow;
-use tm_model::episodes::{Annotation, Appended, Episode, Hash, Kind, NewEpisode, StoredRow};
-use tm_model::files::{FileAdded, FileVersion};
-use tm_model::map::ConceptMap;
-use tm_model::nightly::{CitationCheck, SelfModel, WorkingSet};
-use tm_model::passages::Passage;
-use tm_model::recall::CandidateFacts;
-use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
+use std::collections::{HashMap, HashSet};
+use tm_model::episodes::Hash;
 
 /// The advisory lock (first key) held while migrating.
 const MIGRATION_LOCK: i64 = 7000;
@@ -137,8 +136,8 @@ impl PgEngine {
     /// A new connection, as its own type.
     pub fn connect_pg(&self) -> Result<PgStore> {
         let mut client = connect_client(&self.url, &self.location)?;
-        let mut stmts = db::Prepared::new();
-        let found = schema_version(&mut db::Db::new(&mut client, &mut stmts))?;
+        let stmts = db::Prepared::new();
+        let found: i64 = client.query_one(subjects::SCHEMA_VERSION, &[])?.get(0);
         let supported = schema::MIGRATIONS.len() as i64;
         if found != supported {
             return Err(if found > supported {
@@ -174,15 +173,6 @@ impl Engine for PgEngine {
     fn location(&self) -> &str {
         &self.location
     }
-}
-
-fn schema_version<C: GenericClient>(c: &mut db::Db<'_, C>) -> Result<i64> {
-    Ok(c.query_one(
-        "SELECT CASE WHEN to_regclass('tm_schema') IS NULL THEN 0
-                    ELSE (SELECT COALESCE(MAX(version), 0) FROM tm_schema) END",
-        &[],
-    )?
-    .get(0))
 }
 
 /// A client (a connection or a transaction) seen through `&self`: reads
@@ -299,417 +289,5 @@ impl<C: GenericClient> Pg<C> {
         let mut c = self.c.borrow_mut();
         let mut stmts = self.stmts.borrow_mut();
         f(&mut db::Db::new(&mut *c, &mut stmts))
-    }
-}
-
-impl<C: GenericClient> Reader for Pg<C> {
-    fn schema_version(&self) -> Result<i64> {
-        self.with(|c| schema_version(c))
-    }
-    fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>> {
-        self.with(|c| q::subject_by_key(c, None, &key.to_string()))
-    }
-    fn subject_of(&self, owner: Owner, key: &SubjectKey) -> Result<Option<Subject>> {
-        self.with(|c| q::subject_by_key(c, Some(owner), &key.to_string()))
-    }
-    fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
-        self.with(|c| q::tenant_subjects(c, tenant_id))
-    }
-    fn subjects(&self) -> Result<Vec<Subject>> {
-        self.with(|c| q::subjects(c))
-    }
-    fn active_subjects(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Subject>> {
-        self.with(|c| q::active_subjects(c, from, to))
-    }
-    fn episodes(&self, s: &Subject, from_seq: u64, limit: usize) -> Result<Vec<Episode>> {
-        self.with(|c| q::from_seq(c, s, from_seq, limit))
-    }
-    fn episodes_of_kind(
-        &self,
-        s: &Subject,
-        kind: Kind,
-        until: DateTime<Utc>,
-    ) -> Result<Vec<Episode>> {
-        self.with(|c| q::of_kind(c, s, kind, until))
-    }
-    fn episodes_between(
-        &self,
-        s: &Subject,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<Vec<Episode>> {
-        self.with(|c| q::between(c, s, from, to))
-    }
-    fn episode_count(&self, s: &Subject) -> Result<u64> {
-        self.with(|c| q::count(c, s))
-    }
-    fn episode_counts(&self, s: &Subject, at: DateTime<Utc>) -> Result<BTreeMap<String, usize>> {
-        self.with(|c| q::counts_by_kind(c, s, at))
-    }
-    fn episode_by_external_id(&self, s: &Subject, id: &str) -> Result<Option<Episode>> {
-        self.with(|c| q::by_external_id(c, s, id))
-    }
-    fn episode_at_seq(&self, s: &Subject, seq: u64) -> Result<Option<Episode>> {
-        self.with(|c| q::at_seq(c, s, seq))
-    }
-    fn episodes_by_ids(&self, ids: &[i64]) -> Result<Vec<Episode>> {
-        self.with(|c| q::by_ids(c, None, ids))
-    }
-    fn subject_episodes_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<Episode>> {
-        self.with(|c| q::by_ids(c, Some(s), ids))
-    }
-    fn episode_by_import_key(&self, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>> {
-        self.with(|c| q::by_import_key(c, s, key))
-    }
-    fn episode_by_salt(&self, s: &Subject, salt: &[u8]) -> Result<Option<(i64, u64)>> {
-        self.with(|c| q::by_salt(c, s, salt))
-    }
-    fn activity_by_month(&self, s: &Subject) -> Result<Vec<(String, String, String, usize)>> {
-        self.with(|c| q::activity_by_month(c, s))
-    }
-    fn imported(&self, s: &Subject, sha256: &str) -> Result<bool> {
-        self.with(|c| q::imported(c, s, sha256))
-    }
-    fn head(&self, s: &Subject) -> Result<(u64, Hash)> {
-        self.with(|c| q::head(c, s))
-    }
-    fn chain_rows(&self, s: &Subject, visit: &mut dyn FnMut(&StoredRow<'_>) -> bool) -> Result<()> {
-        let mut after = 0i64;
-        loop {
-            // The client is released before visiting: a visitor may read.
-            let rows = self.with(|c| q::chain_page(c, s, after))?;
-            let Some(last) = rows.last() else {
-                return Ok(());
-            };
-            after = last.get(0);
-            if !q::visit_chain_page(s, &rows, visit)? {
-                return Ok(());
-            }
-        }
-    }
-    fn seq_of_hash(&self, s: &Subject, hash: &[u8]) -> Result<Option<u64>> {
-        self.with(|c| q::seq_of_hash(c, s, hash))
-    }
-    fn hash_at_seq(&self, s: &Subject, seq: u64) -> Result<Option<Vec<u8>>> {
-        self.with(|c| q::hash_at_seq(c, s, seq))
-    }
-    fn annotations(&self, episode_id: i64) -> Result<Vec<Annotation>> {
-        self.with(|c| q::annotations(c, episode_id))
-    }
-    fn annotations_of_kind(&self, s: &Subject, kind: &str) -> Result<Vec<Annotation>> {
-        self.with(|c| q::annotations_of_kind(c, s, kind))
-    }
-    fn annotated_ids(&self, s: &Subject, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
-        self.with(|c| q::annotated_ids(c, s, ids, kind))
-    }
-    fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>> {
-        self.with(|c| q::recent_ids(c, s, at, n))
-    }
-    fn window_ids(
-        &self,
-        s: &Subject,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        n: usize,
-    ) -> Result<Vec<i64>> {
-        self.with(|c| q::window_ids(c, s, from, to, n))
-    }
-    fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
-        self.with(|c| q::term_hits(c, s, terms, limit))
-    }
-    fn terms_with_prefix(
-        &self,
-        s: &Subject,
-        prefix: &str,
-        keep: &dyn Fn(&str) -> bool,
-        limit: usize,
-    ) -> Result<Vec<String>> {
-        self.with(|c| q::terms_with_prefix(c, s, prefix, keep, limit))
-    }
-    fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
-        self.with(|c| q::concept_ids(c, s, concepts, limit))
-    }
-    fn concept_keys(&self, s: &Subject) -> Result<Vec<String>> {
-        self.with(|c| q::concept_keys(c, s))
-    }
-    fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
-        self.with(|c| q::candidate_facts(c, s, ids))
-    }
-    fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
-        self.with(|c| q::texts(c, s, ids))
-    }
-    fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
-        self.with(|c| q::vectors(c, s, model))
-    }
-    fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>> {
-        self.with(|c| q::vectors_after(c, s, model, after))
-    }
-    fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)> {
-        self.with(|c| q::vector_stamp(c, s, model))
-    }
-    fn vector_models(&self, s: &Subject) -> Result<Vec<(String, u64)>> {
-        self.with(|c| q::vector_models(c, s))
-    }
-    fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize> {
-        self.with(|c| q::count_missing_vectors(c, s, model))
-    }
-    fn episodes_missing_vectors(
-        &self,
-        s: &Subject,
-        model: &str,
-        limit: usize,
-    ) -> Result<Vec<(i64, String)>> {
-        self.with(|c| q::episodes_missing_vectors(c, s, model, limit))
-    }
-    fn file_versions(&self, s: &Subject) -> Result<Vec<FileVersion>> {
-        self.with(|c| q::versions(c, s.id, None))
-    }
-    fn current_version(&self, s: &Subject, name: &str) -> Result<Option<FileVersion>> {
-        self.with(|c| q::current_version(c, s, name))
-    }
-    fn pages(&self, version_id: i64) -> Result<Vec<String>> {
-        self.with(|c| q::pages(c, version_id))
-    }
-    fn version_bytes(&self, s: &Subject, version_id: i64) -> Result<Option<Vec<u8>>> {
-        self.with(|c| q::version_bytes(c, s, version_id))
-    }
-    fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
-        self.with(|c| q::passage_hits(c, s, terms, limit))
-    }
-    fn passages_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
-        self.with(|c| q::passages_by_ids(c, s, ids))
-    }
-    fn current_passages(&self, s: &Subject) -> Result<Vec<(i64, Passage)>> {
-        self.with(|c| q::current_passages(c, s))
-    }
-    fn version_passages(&self, version_id: i64) -> Result<Vec<(i64, Passage)>> {
-        self.with(|c| q::version_passages(c, version_id))
-    }
-    fn passage_vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
-        self.with(|c| q::passage_vectors(c, s, model))
-    }
-    fn passages_missing_vectors(
-        &self,
-        s: &Subject,
-        model: &str,
-        limit: usize,
-    ) -> Result<Vec<(i64, String)>> {
-        self.with(|c| q::passages_missing_vectors(c, s, model, limit))
-    }
-    fn latest_map(&self, s: &Subject) -> Result<Option<ConceptMap>> {
-        self.with(|c| q::latest_map(c, s))
-    }
-    fn latest_map_id(&self, s: &Subject) -> Result<Option<i64>> {
-        self.with(|c| q::latest_map_id(c, s))
-    }
-    fn current_beliefs(&self, s: &Subject) -> Result<Vec<BeliefRow>> {
-        self.with(|c| q::current_beliefs(c, s))
-    }
-    fn current_belief(&self, s: &Subject, about: &str) -> Result<Option<BeliefRow>> {
-        self.with(|c| q::current_belief(c, s, about))
-    }
-    fn belief_history(&self, s: &Subject, about: &str) -> Result<Vec<BeliefRow>> {
-        self.with(|c| q::belief_history(c, s, about))
-    }
-    fn nightly_ran(&self, s: &Subject, day: &str) -> Result<bool> {
-        self.with(|c| q::nightly_ran(c, s, day))
-    }
-    fn nightly_runs(&self, s: &Subject) -> Result<Vec<DateTime<Utc>>> {
-        self.with(|c| q::nightly_runs(c, s))
-    }
-    fn subject_stamp(&self, s: &Subject) -> Result<(i64, i64)> {
-        self.with(|c| q::subject_stamp(c, s))
-    }
-    fn working_set(&self, s: &Subject) -> Result<Option<WorkingSet>> {
-        self.with(|c| q::cache(c, "working_sets", s))
-    }
-    fn self_model(&self, s: &Subject) -> Result<Option<SelfModel>> {
-        self.with(|c| q::cache(c, "self_models", s))
-    }
-    fn citation_checks(&self, s: &Subject, status: &str) -> Result<Vec<CitationCheck>> {
-        self.with(|c| q::citation_checks(c, s, status))
-    }
-    fn citation_batch(
-        &self,
-        s: &Subject,
-        at: DateTime<Utc>,
-        n: usize,
-    ) -> Result<Vec<(Episode, Option<CitationCheck>)>> {
-        self.with(|c| q::citation_batch(c, s, at, n))
-    }
-    fn citation_status_counts(&self, s: &Subject) -> Result<BTreeMap<String, usize>> {
-        self.with(|c| q::citation_status_counts(c, s))
-    }
-    fn api_keys(&self) -> Result<Vec<ApiKey>> {
-        self.with(|c| q::api_keys(c))
-    }
-    fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>> {
-        self.with(|c| q::key_by_prefix(c, prefix))
-    }
-    fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
-        self.with(|c| q::erasures(c, s))
-    }
-    fn compaction_owed(&self) -> Result<Vec<i64>> {
-        self.with(|c| q::compaction_owed(c))
-    }
-}
-
-impl Tx for PgTx<'_> {
-    fn erase(
-        &mut self,
-        e: &tm_model::episodes::NewErasure,
-        subjects: &[Subject],
-    ) -> Result<tm_model::episodes::Erasure> {
-        for s in subjects {
-            self.lock_subject(s)?;
-        }
-        self.with(|c| q::erase(c, e, subjects))
-    }
-    fn erase_episodes(
-        &mut self,
-        e: &tm_model::episodes::NewErasure,
-        s: &Subject,
-        seqs: &[u64],
-        derived: bool,
-    ) -> Result<tm_model::episodes::Erasure> {
-        self.lock_subject(s)?;
-        self.with(|c| q::erase_episodes(c, e, s, seqs, derived))
-    }
-    fn lock_subject(&mut self, s: &Subject) -> Result<()> {
-        if self.locked.insert(s.id) {
-            self.with(|c| q::lock_subject(c, s))?;
-        }
-        Ok(())
-    }
-    fn ensure_subject(
-        &mut self,
-        owner: Owner,
-        key: &SubjectKey,
-        title: &str,
-        language: Option<&str>,
-        at: DateTime<Utc>,
-    ) -> Result<Subject> {
-        self.with(|c| q::ensure_subject(c, owner, key, title, language, at))
-    }
-    fn set_timezone(&mut self, s: &Subject, tz: chrono_tz::Tz) -> Result<()> {
-        self.with(|c| q::set_timezone(c, s, tz))
-    }
-    fn append(&mut self, s: &Subject, e: &NewEpisode) -> Result<Appended> {
-        // The head is read under the subject's lock, so concurrent appends
-        // queue instead of forking.
-        self.lock_subject(s)?;
-        let head = match self.heads.get(&s.id) {
-            Some(h) => *h,
-            None => self.with(|c| q::head(c, s))?,
-        };
-        let appended = self.with(|c| q::append(c, s, head, e))?;
-        self.heads.insert(s.id, (appended.seq, appended.hash));
-        Ok(appended)
-    }
-    fn add_file(
-        &mut self,
-        s: &Subject,
-        name: &str,
-        bytes: &[u8],
-        format: &str,
-        pages: &[String],
-        at: DateTime<Utc>,
-    ) -> Result<FileAdded> {
-        self.lock_subject(s)?;
-        self.with(|c| q::add_file(c, s, name, bytes, format, pages, at))
-    }
-    fn remove_file(&mut self, s: &Subject, name: &str, at: DateTime<Utc>) -> Result<FileVersion> {
-        self.lock_subject(s)?;
-        self.with(|c| q::remove_file(c, s, name, at))
-    }
-    fn annotate(
-        &mut self,
-        episode_id: i64,
-        kind: &str,
-        at: DateTime<Utc>,
-        data: &serde_json::Value,
-    ) -> Result<i64> {
-        self.with(|c| q::annotate(c, episode_id, kind, at, data))
-    }
-    fn save_map(
-        &mut self,
-        s: &Subject,
-        at: DateTime<Utc>,
-        reason: &str,
-        map: &ConceptMap,
-    ) -> Result<()> {
-        self.with(|c| q::save_map(c, s, at, reason, map))
-    }
-    fn record_import(
-        &mut self,
-        s: &Subject,
-        sha256: &str,
-        source: &str,
-        at: DateTime<Utc>,
-        events: usize,
-        appended: usize,
-    ) -> Result<()> {
-        self.with(|c| q::record_import(c, s, sha256, source, at, events, appended))
-    }
-    fn put_vectors(&mut self, s: &Subject, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        self.with(|c| q::put_vectors(c, s, model, vectors))
-    }
-    fn put_passage_vectors(&mut self, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        self.with(|c| q::put_passage_vectors(c, model, vectors))
-    }
-    fn insert_belief(
-        &mut self,
-        s: &Subject,
-        b: &BeliefRow,
-        supersedes: Option<i64>,
-    ) -> Result<i64> {
-        self.lock_subject(s)?;
-        self.with(|c| q::insert_belief(c, s, b, supersedes))
-    }
-    fn record_nightly(
-        &mut self,
-        s: &Subject,
-        day: &str,
-        at: DateTime<Utc>,
-        summary: &serde_json::Value,
-    ) -> Result<()> {
-        self.with(|c| q::record_nightly(c, s, day, at, summary))
-    }
-    fn record_citation_check(
-        &mut self,
-        s: &Subject,
-        episode_id: i64,
-        at: DateTime<Utc>,
-        status: &str,
-        label: &str,
-    ) -> Result<()> {
-        self.with(|c| q::record_citation_check(c, s, episode_id, at, status, label))
-    }
-    fn put_working_set(&mut self, s: &Subject, at: DateTime<Utc>, ws: &WorkingSet) -> Result<()> {
-        self.with(|c| q::put_cache(c, "working_sets", s, at, ws))
-    }
-    fn put_self_model(&mut self, s: &Subject, at: DateTime<Utc>, m: &SelfModel) -> Result<()> {
-        self.with(|c| q::put_cache(c, "self_models", s, at, m))
-    }
-    fn add_api_key(
-        &mut self,
-        tenant: &str,
-        prefix: &str,
-        sha256: &str,
-        admin: bool,
-        at: DateTime<Utc>,
-    ) -> Result<ApiKey> {
-        self.with(|c| q::add_api_key(c, tenant, prefix, sha256, admin, at))
-    }
-    fn revoke_api_key(&mut self, prefix: &str, at: DateTime<Utc>) -> Result<Option<ApiKey>> {
-        self.with(|c| q::revoke_api_key(c, prefix, at))
-    }
-    fn assign_learner(
-        &mut self,
-        learner: &str,
-        tenant: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Option<Claim>> {
-        self.with(|c| q::assign_learner(c, learner, tenant, at))
     }
 }

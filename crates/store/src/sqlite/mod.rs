@@ -11,35 +11,27 @@
 //! change of a belief's claim, any change of a map snapshot.
 //!
 //! The reads are written once, as functions of a [`Connection`], and serve
-//! both a connection and a transaction (`impl<T: Conn> Reader for T`).
+//! both a connection and a transaction (`impl<T: Conn> LogRead for T`, one
+//! such impl per concern, each in the file named after it).
 
-mod beliefs;
-mod episodes;
-mod erase;
+mod erasure;
 mod files;
-mod lexicon;
-mod nightly;
-mod passages;
-mod recall;
+mod index;
+mod knowledge;
+
+mod log;
+mod night;
 mod schema;
+mod subjects;
 mod tenants;
 
-use crate::{Engine, Error, Reader, Result, Store, Tx};
-use chrono::{DateTime, Utc};
+use crate::{Engine, ErasureRead, Error, Result, Store, SubjectRead, Tx};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tm_model::beliefs::BeliefRow;
-use tm_model::episodes::{Annotation, Appended, Episode, Hash, Kind, NewEpisode, StoredRow};
-use tm_model::files::{FileAdded, FileVersion};
-use tm_model::map::ConceptMap;
-use tm_model::nightly::{CitationCheck, SelfModel, WorkingSet};
-use tm_model::passages::Passage;
-use tm_model::recall::CandidateFacts;
-use tm_model::subject::{Subject, SubjectKey};
-use tm_model::tenants::{ApiKey, Claim, KeyOwner, Owner};
+use tm_model::episodes::Hash;
 
 pub(crate) use crate::{from_ms, to_ms};
 
@@ -65,7 +57,7 @@ pub struct SqliteEngine {
     path: PathBuf,
     location: String,
     /// The subjects' full-text postings, shared by every connection.
-    lexicon: Arc<lexicon::Lexicon>,
+    lexicon: Arc<index::lexicon::Lexicon>,
 }
 
 impl SqliteEngine {
@@ -78,7 +70,7 @@ impl SqliteEngine {
         // after its commit) is finished before anything is served. When it
         // cannot finish now (another process keeps reading), it stays owed:
         // `verify` names it, and the next open or `compact` tries again.
-        if !erase::owed(&first.conn)?.is_empty() {
+        if !first.compaction_owed()?.is_empty() {
             let _ = first.compact();
         }
         Ok(SqliteEngine {
@@ -118,7 +110,7 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 pub struct SqliteStore {
     conn: Connection,
     location: String,
-    lexicon: Arc<lexicon::Lexicon>,
+    lexicon: Arc<index::lexicon::Lexicon>,
 }
 
 /// Anything that reads through one SQLite connection: a store, a transaction.
@@ -127,7 +119,7 @@ pub(crate) trait Conn {
     /// The in-memory postings full-text reads keep: none inside a write
     /// transaction, whose own rows the index may still hold pending (its
     /// reads tokenise the subject's rows afresh).
-    fn lexicon(&self) -> Option<&lexicon::Lexicon> {
+    fn lexicon(&self) -> Option<&index::lexicon::Lexicon> {
         None
     }
 }
@@ -197,7 +189,7 @@ impl SqliteStore {
             self.check_version()?;
         }
         // The episode index's vocabulary, for a word's other forms
-        // (`recall::terms_with_prefix`): a view of the FTS5 index kept by this
+        // (`index::terms_with_prefix`): a view of the FTS5 index kept by this
         // connection alone, so it stores nothing and needs no migration.
         self.conn.execute_batch(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.episode_vocab USING fts5vocab(main, episode_fts, 'row');",
@@ -256,10 +248,10 @@ impl SqliteStore {
             }
             tx.execute_batch(schema::MIGRATIONS[version as usize])?;
             if version + 1 == 2 {
-                recall::backfill_index(&tx)?;
+                index::backfill_index(&tx)?;
             }
             if version + 1 == schema::PASSAGES_VERSION {
-                passages::backfill(&tx)?;
+                files::backfill(&tx)?;
             }
             let broken: Option<String> = tx
                 .query_row(
@@ -281,7 +273,7 @@ impl SqliteStore {
 
     /// Raw access for tests that must play the attacker (drop triggers, rewrite
     /// rows). Not for application code.
-    #[doc(hidden)]
+    #[cfg(feature = "testing")]
     pub fn raw_connection(&self) -> &Connection {
         &self.conn
     }
@@ -291,7 +283,7 @@ impl Conn for SqliteStore {
     fn conn(&self) -> &Connection {
         &self.conn
     }
-    fn lexicon(&self) -> Option<&lexicon::Lexicon> {
+    fn lexicon(&self) -> Option<&index::lexicon::Lexicon> {
         Some(&self.lexicon)
     }
 }
@@ -315,8 +307,8 @@ impl Store for SqliteStore {
     }
 
     fn compact(&mut self) -> Result<String> {
-        let owed = erase::owed(&self.conn)?;
-        erase::compact_owed(&self.conn, &owed)?;
+        let owed = self.compaction_owed()?;
+        erasure::compact_owed(&self.conn, &owed)?;
         Ok(format!(
             "{}: full-text indexes merged, write-ahead log checkpointed and emptied, VACUUM{}",
             self.location,
@@ -336,409 +328,5 @@ pub struct SqliteTx<'c> {
 impl Conn for SqliteTx<'_> {
     fn conn(&self) -> &Connection {
         &self.tx
-    }
-}
-
-impl<T: Conn> Reader for T {
-    fn schema_version(&self) -> Result<i64> {
-        Ok(self
-            .conn()
-            .query_row("PRAGMA user_version", [], |r| r.get(0))?)
-    }
-    fn subject(&self, key: &SubjectKey) -> Result<Option<Subject>> {
-        episodes::subject_by_key(self.conn(), None, &key.to_string())
-    }
-    fn subject_of(&self, owner: Owner, key: &SubjectKey) -> Result<Option<Subject>> {
-        episodes::subject_by_key(self.conn(), Some(owner), &key.to_string())
-    }
-    fn subjects(&self) -> Result<Vec<Subject>> {
-        episodes::subjects(self.conn())
-    }
-    fn active_subjects(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Result<Vec<Subject>> {
-        nightly::active_subjects(self.conn(), from, to)
-    }
-    fn episodes(&self, s: &Subject, from_seq: u64, limit: usize) -> Result<Vec<Episode>> {
-        episodes::from_seq(self.conn(), s, from_seq, limit)
-    }
-    fn episodes_of_kind(
-        &self,
-        s: &Subject,
-        kind: Kind,
-        until: DateTime<Utc>,
-    ) -> Result<Vec<Episode>> {
-        episodes::of_kind(self.conn(), s, kind, until)
-    }
-    fn episodes_between(
-        &self,
-        s: &Subject,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-    ) -> Result<Vec<Episode>> {
-        episodes::between(self.conn(), s, from, to)
-    }
-    fn episode_count(&self, s: &Subject) -> Result<u64> {
-        episodes::count(self.conn(), s)
-    }
-    fn episode_counts(&self, s: &Subject, at: DateTime<Utc>) -> Result<BTreeMap<String, usize>> {
-        episodes::counts_by_kind(self.conn(), s, at)
-    }
-    fn episode_by_external_id(&self, s: &Subject, id: &str) -> Result<Option<Episode>> {
-        episodes::by_external_id(self.conn(), s, id)
-    }
-    fn episode_at_seq(&self, s: &Subject, seq: u64) -> Result<Option<Episode>> {
-        episodes::at_seq(self.conn(), s, seq)
-    }
-    fn episodes_by_ids(&self, ids: &[i64]) -> Result<Vec<Episode>> {
-        episodes::by_ids(self.conn(), None, ids)
-    }
-    fn subject_episodes_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<Episode>> {
-        episodes::by_ids(self.conn(), Some(s), ids)
-    }
-    fn episode_by_import_key(&self, s: &Subject, key: &Hash) -> Result<Option<(i64, u64)>> {
-        episodes::by_import_key(self.conn(), s, key)
-    }
-    fn episode_by_salt(&self, s: &Subject, salt: &[u8]) -> Result<Option<(i64, u64)>> {
-        episodes::by_salt(self.conn(), s, salt)
-    }
-    fn activity_by_month(&self, s: &Subject) -> Result<Vec<(String, String, String, usize)>> {
-        nightly::activity_by_month(self.conn(), s)
-    }
-    fn imported(&self, s: &Subject, sha256: &str) -> Result<bool> {
-        episodes::imported(self.conn(), s, sha256)
-    }
-    fn head(&self, s: &Subject) -> Result<(u64, Hash)> {
-        episodes::head(self.conn(), s)
-    }
-    fn chain_rows(&self, s: &Subject, visit: &mut dyn FnMut(&StoredRow<'_>) -> bool) -> Result<()> {
-        episodes::chain_rows(self.conn(), s, visit)
-    }
-    fn seq_of_hash(&self, s: &Subject, hash: &[u8]) -> Result<Option<u64>> {
-        episodes::seq_of_hash(self.conn(), s, hash)
-    }
-    fn hash_at_seq(&self, s: &Subject, seq: u64) -> Result<Option<Vec<u8>>> {
-        episodes::hash_at_seq(self.conn(), s, seq)
-    }
-    fn annotations(&self, episode_id: i64) -> Result<Vec<Annotation>> {
-        episodes::annotations(self.conn(), episode_id)
-    }
-    fn annotations_of_kind(&self, s: &Subject, kind: &str) -> Result<Vec<Annotation>> {
-        episodes::annotations_of_kind(self.conn(), s, kind)
-    }
-    fn annotated_ids(&self, s: &Subject, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
-        recall::annotated_ids(self.conn(), s, ids, kind)
-    }
-    fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>> {
-        recall::recent_ids(self.conn(), s, at, n)
-    }
-    fn window_ids(
-        &self,
-        s: &Subject,
-        from: DateTime<Utc>,
-        to: DateTime<Utc>,
-        n: usize,
-    ) -> Result<Vec<i64>> {
-        recall::window_ids(self.conn(), s, from, to, n)
-    }
-    fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
-        match lexicon::term_hits(self.lexicon(), self.conn(), s, terms, limit)? {
-            Some(hits) => Ok(hits),
-            None => recall::term_hits(self.conn(), s, terms, limit),
-        }
-    }
-    fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
-        match lexicon::term_count(self.lexicon(), self.conn(), s, term, limit)? {
-            Some(n) => Ok(n),
-            None => recall::term_count(self.conn(), s, term, limit),
-        }
-    }
-    fn terms_with_prefix(
-        &self,
-        s: &Subject,
-        prefix: &str,
-        keep: &dyn Fn(&str) -> bool,
-        limit: usize,
-    ) -> Result<Vec<String>> {
-        recall::terms_with_prefix(self.conn(), prefix, keep, limit, &|w| {
-            self.term_count(s, w, 1)
-        })
-    }
-    fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
-        recall::concept_ids(self.conn(), s, concepts, limit)
-    }
-    fn concept_keys(&self, s: &Subject) -> Result<Vec<String>> {
-        recall::concept_keys(self.conn(), s)
-    }
-    fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
-        recall::candidate_facts(self.conn(), s, ids)
-    }
-    fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
-        recall::texts(self.conn(), s, ids)
-    }
-    fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
-        recall::vectors(self.conn(), s, model)
-    }
-    fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>> {
-        recall::vectors_after(self.conn(), s, model, after)
-    }
-    fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)> {
-        recall::vector_stamp(self.conn(), s, model)
-    }
-    fn vector_models(&self, s: &Subject) -> Result<Vec<(String, u64)>> {
-        recall::vector_models(self.conn(), s)
-    }
-    fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize> {
-        recall::count_missing_vectors(self.conn(), s, model)
-    }
-    fn episodes_missing_vectors(
-        &self,
-        s: &Subject,
-        model: &str,
-        limit: usize,
-    ) -> Result<Vec<(i64, String)>> {
-        recall::episodes_missing_vectors(self.conn(), s, model, limit)
-    }
-    fn file_versions(&self, s: &Subject) -> Result<Vec<FileVersion>> {
-        files::versions(self.conn(), s.id, None)
-    }
-    fn current_version(&self, s: &Subject, name: &str) -> Result<Option<FileVersion>> {
-        files::current_version(self.conn(), s, name)
-    }
-    fn pages(&self, version_id: i64) -> Result<Vec<String>> {
-        files::pages(self.conn(), version_id)
-    }
-    fn version_bytes(&self, s: &Subject, version_id: i64) -> Result<Option<Vec<u8>>> {
-        files::version_bytes(self.conn(), s, version_id)
-    }
-    fn passage_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
-        passages::hits(self.conn(), s, terms, limit)
-    }
-    fn passages_by_ids(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, Passage)>> {
-        passages::by_ids(self.conn(), s, ids)
-    }
-    fn current_passages(&self, s: &Subject) -> Result<Vec<(i64, Passage)>> {
-        passages::current(self.conn(), s)
-    }
-    fn version_passages(&self, version_id: i64) -> Result<Vec<(i64, Passage)>> {
-        passages::of_version(self.conn(), version_id)
-    }
-    fn passage_vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
-        passages::vectors(self.conn(), s, model)
-    }
-    fn passages_missing_vectors(
-        &self,
-        s: &Subject,
-        model: &str,
-        limit: usize,
-    ) -> Result<Vec<(i64, String)>> {
-        passages::missing_vectors(self.conn(), s, model, limit)
-    }
-    fn latest_map(&self, s: &Subject) -> Result<Option<ConceptMap>> {
-        beliefs::latest_map(self.conn(), s)
-    }
-    fn latest_map_id(&self, s: &Subject) -> Result<Option<i64>> {
-        beliefs::latest_map_id(self.conn(), s)
-    }
-    fn current_beliefs(&self, s: &Subject) -> Result<Vec<BeliefRow>> {
-        beliefs::current_all(self.conn(), s)
-    }
-    fn current_belief(&self, s: &Subject, about: &str) -> Result<Option<BeliefRow>> {
-        beliefs::current(self.conn(), s, about)
-    }
-    fn belief_history(&self, s: &Subject, about: &str) -> Result<Vec<BeliefRow>> {
-        beliefs::history(self.conn(), s, about)
-    }
-    fn nightly_ran(&self, s: &Subject, day: &str) -> Result<bool> {
-        nightly::ran(self.conn(), s, day)
-    }
-    fn nightly_runs(&self, s: &Subject) -> Result<Vec<DateTime<Utc>>> {
-        nightly::runs(self.conn(), s)
-    }
-    fn subject_stamp(&self, s: &Subject) -> Result<(i64, i64)> {
-        nightly::stamp(self.conn(), s)
-    }
-    fn working_set(&self, s: &Subject) -> Result<Option<WorkingSet>> {
-        nightly::cache(self.conn(), "working_sets", s)
-    }
-    fn self_model(&self, s: &Subject) -> Result<Option<SelfModel>> {
-        nightly::cache(self.conn(), "self_models", s)
-    }
-    fn citation_checks(&self, s: &Subject, status: &str) -> Result<Vec<CitationCheck>> {
-        nightly::citation_checks(self.conn(), s, status)
-    }
-    fn citation_batch(
-        &self,
-        s: &Subject,
-        at: DateTime<Utc>,
-        n: usize,
-    ) -> Result<Vec<(Episode, Option<CitationCheck>)>> {
-        nightly::citation_batch(self.conn(), s, at, n)
-    }
-    fn citation_status_counts(&self, s: &Subject) -> Result<BTreeMap<String, usize>> {
-        nightly::citation_status_counts(self.conn(), s)
-    }
-    fn api_keys(&self) -> Result<Vec<ApiKey>> {
-        tenants::api_keys(self.conn())
-    }
-    fn key_by_prefix(&self, prefix: &str) -> Result<Option<KeyOwner>> {
-        tenants::key_by_prefix(self.conn(), prefix)
-    }
-    fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
-        tenants::tenant_subjects(self.conn(), tenant_id)
-    }
-    fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
-        erase::erasures(self.conn(), s)
-    }
-    fn compaction_owed(&self) -> Result<Vec<i64>> {
-        erase::owed(self.conn())
-    }
-}
-
-impl Tx for SqliteTx<'_> {
-    fn lock_subject(&mut self, _: &Subject) -> Result<()> {
-        // BEGIN IMMEDIATE took the database's write lock already.
-        Ok(())
-    }
-    fn ensure_subject(
-        &mut self,
-        owner: Owner,
-        key: &SubjectKey,
-        title: &str,
-        language: Option<&str>,
-        at: DateTime<Utc>,
-    ) -> Result<Subject> {
-        episodes::ensure_subject(&self.tx, owner, key, title, language, at)
-    }
-    fn set_timezone(&mut self, s: &Subject, tz: chrono_tz::Tz) -> Result<()> {
-        episodes::set_timezone(&self.tx, s, tz)
-    }
-    fn append(&mut self, s: &Subject, e: &NewEpisode) -> Result<Appended> {
-        let head = match self.heads.get(&s.id) {
-            Some(h) => *h,
-            None => episodes::head(&self.tx, s)?,
-        };
-        let appended = episodes::append(&self.tx, s, head, e)?;
-        self.heads.insert(s.id, (appended.seq, appended.hash));
-        Ok(appended)
-    }
-    fn add_file(
-        &mut self,
-        s: &Subject,
-        name: &str,
-        bytes: &[u8],
-        format: &str,
-        pages: &[String],
-        at: DateTime<Utc>,
-    ) -> Result<FileAdded> {
-        files::add(&self.tx, s, name, bytes, format, pages, at)
-    }
-    fn remove_file(&mut self, s: &Subject, name: &str, at: DateTime<Utc>) -> Result<FileVersion> {
-        files::remove(&self.tx, s, name, at)
-    }
-    fn annotate(
-        &mut self,
-        episode_id: i64,
-        kind: &str,
-        at: DateTime<Utc>,
-        data: &serde_json::Value,
-    ) -> Result<i64> {
-        episodes::annotate(&self.tx, episode_id, kind, at, data)
-    }
-    fn save_map(
-        &mut self,
-        s: &Subject,
-        at: DateTime<Utc>,
-        reason: &str,
-        map: &ConceptMap,
-    ) -> Result<()> {
-        beliefs::save_map(&self.tx, s, at, reason, map)
-    }
-    fn record_import(
-        &mut self,
-        s: &Subject,
-        sha256: &str,
-        source: &str,
-        at: DateTime<Utc>,
-        events: usize,
-        appended: usize,
-    ) -> Result<()> {
-        episodes::record_import(&self.tx, s, sha256, source, at, events, appended)
-    }
-    fn put_vectors(&mut self, s: &Subject, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        recall::put_vectors(&self.tx, s, model, vectors)
-    }
-    fn put_passage_vectors(&mut self, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
-        passages::put_vectors(&self.tx, model, vectors)
-    }
-    fn insert_belief(
-        &mut self,
-        s: &Subject,
-        b: &BeliefRow,
-        supersedes: Option<i64>,
-    ) -> Result<i64> {
-        beliefs::insert(&self.tx, s, b, supersedes)
-    }
-    fn record_nightly(
-        &mut self,
-        s: &Subject,
-        day: &str,
-        at: DateTime<Utc>,
-        summary: &serde_json::Value,
-    ) -> Result<()> {
-        nightly::record(&self.tx, s, day, at, summary)
-    }
-    fn record_citation_check(
-        &mut self,
-        s: &Subject,
-        episode_id: i64,
-        at: DateTime<Utc>,
-        status: &str,
-        label: &str,
-    ) -> Result<()> {
-        nightly::record_citation_check(&self.tx, s, episode_id, at, status, label)
-    }
-    fn put_working_set(&mut self, s: &Subject, at: DateTime<Utc>, ws: &WorkingSet) -> Result<()> {
-        nightly::put_cache(&self.tx, "working_sets", s, at, ws)
-    }
-    fn put_self_model(&mut self, s: &Subject, at: DateTime<Utc>, m: &SelfModel) -> Result<()> {
-        nightly::put_cache(&self.tx, "self_models", s, at, m)
-    }
-    fn add_api_key(
-        &mut self,
-        tenant: &str,
-        prefix: &str,
-        sha256: &str,
-        admin: bool,
-        at: DateTime<Utc>,
-    ) -> Result<ApiKey> {
-        tenants::add_api_key(&self.tx, tenant, prefix, sha256, admin, at)
-    }
-    fn revoke_api_key(&mut self, prefix: &str, at: DateTime<Utc>) -> Result<Option<ApiKey>> {
-        tenants::revoke_api_key(&self.tx, prefix, at)
-    }
-    fn assign_learner(
-        &mut self,
-        learner: &str,
-        tenant: &str,
-        at: DateTime<Utc>,
-    ) -> Result<Option<Claim>> {
-        tenants::assign_learner(&self.tx, learner, tenant, at)
-    }
-    fn erase(
-        &mut self,
-        e: &tm_model::episodes::NewErasure,
-        subjects: &[Subject],
-    ) -> Result<tm_model::episodes::Erasure> {
-        // BEGIN IMMEDIATE holds the subjects' lock already (`lock_subject`);
-        // the cached heads stay right: an erasure changes no hash.
-        erase::erase(&self.tx, e, subjects)
-    }
-    fn erase_episodes(
-        &mut self,
-        e: &tm_model::episodes::NewErasure,
-        s: &Subject,
-        seqs: &[u64],
-        derived: bool,
-    ) -> Result<tm_model::episodes::Erasure> {
-        erase::erase_episodes(&self.tx, e, s, seqs, derived)
     }
 }

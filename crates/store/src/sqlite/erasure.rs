@@ -3,8 +3,8 @@
 //! skeleton (see schema migration 9). Then [`compact`] rewrites the file so
 //! that no byte of the erased text stays on disk.
 
-use super::subject_token;
-use crate::{Error, Result};
+use super::{Conn, SqliteTx, subject_token};
+use crate::{ErasureRead, ErasureWrite, Error, Result};
 use rusqlite::{Connection, OptionalExtension, params};
 use tm_model::episodes::{Erasure, NewErasure};
 use tm_model::recall::{episode_index_text, index_text};
@@ -30,80 +30,6 @@ pub(crate) fn erase(c: &Connection, e: &NewErasure, subjects: &[Subject]) -> Res
         )?;
     }
     Ok(e.recorded(id, subjects.len() as u64, episodes))
-}
-
-/// Records the erasure of the subject's episodes at `seqs` and clears them
-/// and what derives from each of them alone (full-text terms, concepts,
-/// vectors, annotations, citation checks), plus the subject's working set
-/// and self-model; with `derived`, also every map snapshot and belief row of
-/// the subject, which the caller writes again re-derived without them.
-/// Episodes already erased, or not in the chain, are refused.
-pub(crate) fn erase_episodes(
-    c: &Connection,
-    e: &NewErasure,
-    s: &Subject,
-    seqs: &[u64],
-    derived: bool,
-) -> Result<Erasure> {
-    let token = subject_token(s.id);
-    let mut rows: Vec<(i64, String, String)> = Vec::with_capacity(seqs.len());
-    for seq in seqs {
-        let row = c
-            .query_row(
-                "SELECT id, text, concepts FROM episodes WHERE subject_id = ?1 AND seq = ?2 AND erased_by IS NULL",
-                params![s.id, *seq as i64],
-                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-            )
-            .optional()?
-            .ok_or_else(|| Error::UnknownEpisode {
-                key: s.key.to_string(),
-                seq: *seq,
-            })?;
-        rows.push(row);
-    }
-    let erasure = record(c, e, 1, rows.len())?;
-    c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
-    unindex_episodes(c, &token, &rows)?;
-    for (id, _, _) in &rows {
-        c.execute(
-            &format!("UPDATE episodes SET {CLEARED}, erased_by = ?2 WHERE id = ?1"),
-            params![id, erasure],
-        )?;
-        for sql in [
-            "DELETE FROM episode_concepts WHERE episode_id = ?1",
-            "DELETE FROM episode_vectors WHERE episode_id = ?1",
-            "DELETE FROM annotations WHERE episode_id = ?1",
-            "DELETE FROM citation_checks WHERE episode_id = ?1",
-        ] {
-            c.execute(sql, [id])?;
-        }
-    }
-    let mut tables = vec!["working_sets", "self_models"];
-    if derived {
-        tables.extend(["concept_maps", "beliefs"]);
-        // The night's log names the beliefs it decayed: it keeps their count.
-        let runs: Vec<(String, i64, String)> = c
-            .prepare("SELECT day, at, summary FROM nightly_runs WHERE subject_id = ?1")?
-            .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<rusqlite::Result<_>>()?;
-        for (day, at, summary) in runs {
-            if let Some(scrubbed) = tm_model::nightly::summary_without_names(&summary) {
-                c.execute(
-                    "DELETE FROM nightly_runs WHERE subject_id = ?1 AND day = ?2",
-                    params![s.id, day],
-                )?;
-                c.execute(
-                    "INSERT INTO nightly_runs (subject_id, day, at, summary) VALUES (?1, ?2, ?3, ?4)",
-                    params![s.id, day, at, scrubbed],
-                )?;
-            }
-        }
-    }
-    for t in tables {
-        c.execute(&format!("DELETE FROM {t} WHERE subject_id = ?1"), [s.id])?;
-    }
-    c.execute("DELETE FROM erasing WHERE subject_id = ?1", [s.id])?;
-    Ok(e.recorded(erasure, 1, rows.len() as u64))
 }
 
 /// What an erased episode's content columns become (the schema's trigger
@@ -145,14 +71,6 @@ fn record(c: &Connection, e: &NewErasure, subjects: usize, episodes: usize) -> R
     let id = c.last_insert_rowid();
     c.execute("INSERT INTO compaction_owed (erasure_id) VALUES (?1)", [id])?;
     Ok(id)
-}
-
-/// The erasures whose compaction has not finished yet.
-pub(crate) fn owed(c: &Connection) -> Result<Vec<i64>> {
-    let mut stmt =
-        c.prepare_cached("SELECT erasure_id FROM compaction_owed ORDER BY erasure_id")?;
-    let rows = stmt.query_map([], |r| r.get(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// Compacts, then marks `owed` (read before the compaction began) settled;
@@ -271,4 +189,97 @@ fn checkpoint(c: &Connection) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+impl<T: Conn> ErasureRead for T {
+    fn erasures(&self, s: &Subject) -> Result<Vec<tm_model::episodes::Erasure>> {
+        erasures(self.conn(), s)
+    }
+    fn compaction_owed(&self) -> Result<Vec<i64>> {
+        let c = self.conn();
+        let mut stmt =
+            c.prepare_cached("SELECT erasure_id FROM compaction_owed ORDER BY erasure_id")?;
+        let rows = stmt.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+impl ErasureWrite for SqliteTx<'_> {
+    fn erase(
+        &mut self,
+        e: &tm_model::episodes::NewErasure,
+        subjects: &[Subject],
+    ) -> Result<tm_model::episodes::Erasure> {
+        // BEGIN IMMEDIATE holds the subjects' lock already (`lock_subject`);
+        // the cached heads stay right: an erasure changes no hash.
+        erase(&self.tx, e, subjects)
+    }
+    fn erase_episodes(
+        &mut self,
+        e: &tm_model::episodes::NewErasure,
+        s: &Subject,
+        seqs: &[u64],
+        derived: bool,
+    ) -> Result<tm_model::episodes::Erasure> {
+        let c: &Connection = &self.tx;
+        let token = subject_token(s.id);
+        let mut rows: Vec<(i64, String, String)> = Vec::with_capacity(seqs.len());
+        for seq in seqs {
+            let row = c
+                .query_row(
+                    "SELECT id, text, concepts FROM episodes WHERE subject_id = ?1 AND seq = ?2 AND erased_by IS NULL",
+                    params![s.id, *seq as i64],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .optional()?
+                .ok_or_else(|| Error::UnknownEpisode {
+                    key: s.key.to_string(),
+                    seq: *seq,
+                })?;
+            rows.push(row);
+        }
+        let erasure = record(c, e, 1, rows.len())?;
+        c.execute("INSERT INTO erasing (subject_id) VALUES (?1)", [s.id])?;
+        unindex_episodes(c, &token, &rows)?;
+        for (id, _, _) in &rows {
+            c.execute(
+                &format!("UPDATE episodes SET {CLEARED}, erased_by = ?2 WHERE id = ?1"),
+                params![id, erasure],
+            )?;
+            for sql in [
+                "DELETE FROM episode_concepts WHERE episode_id = ?1",
+                "DELETE FROM episode_vectors WHERE episode_id = ?1",
+                "DELETE FROM annotations WHERE episode_id = ?1",
+                "DELETE FROM citation_checks WHERE episode_id = ?1",
+            ] {
+                c.execute(sql, [id])?;
+            }
+        }
+        let mut tables = vec!["working_sets", "self_models"];
+        if derived {
+            tables.extend(["concept_maps", "beliefs"]);
+            // The night's log names the beliefs it decayed: it keeps their count.
+            let runs: Vec<(String, i64, String)> = c
+                .prepare("SELECT day, at, summary FROM nightly_runs WHERE subject_id = ?1")?
+                .query_map([s.id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            for (day, at, summary) in runs {
+                if let Some(scrubbed) = tm_model::nightly::summary_without_names(&summary) {
+                    c.execute(
+                        "DELETE FROM nightly_runs WHERE subject_id = ?1 AND day = ?2",
+                        params![s.id, day],
+                    )?;
+                    c.execute(
+                        "INSERT INTO nightly_runs (subject_id, day, at, summary) VALUES (?1, ?2, ?3, ?4)",
+                        params![s.id, day, at, scrubbed],
+                    )?;
+                }
+            }
+        }
+        for t in tables {
+            c.execute(&format!("DELETE FROM {t} WHERE subject_id = ?1"), [s.id])?;
+        }
+        c.execute("DELETE FROM erasing WHERE subject_id = ?1", [s.id])?;
+        Ok(e.recorded(erasure, 1, rows.len() as u64))
+    }
 }

@@ -5,8 +5,10 @@
 //! scored from the subject's own postings (`lexicon`), which build a query's
 //! phrases from the same `searched_terms`.
 
-use super::{from_ms, id_list, subject_token, to_ms};
-use crate::{Error, Result};
+pub(crate) mod lexicon;
+
+use super::{Conn, SqliteTx, from_ms, id_list, subject_token, to_ms};
+use crate::{Error, IndexRead, IndexWrite, Result};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
 use tm_model::episodes::Kind;
@@ -99,29 +101,6 @@ const WINDOW_SQL: &str =
     "SELECT id FROM episodes WHERE subject_id = ?1 AND at >= ?2 AND at < ?3 AND erased_by IS NULL
      ORDER BY at DESC, seq DESC LIMIT ?4";
 
-pub(crate) fn recent_ids(
-    c: &Connection,
-    s: &Subject,
-    at: DateTime<Utc>,
-    n: usize,
-) -> Result<Vec<i64>> {
-    ids(c, RECENT_SQL, params![s.id, to_ms(at), n as i64])
-}
-
-pub(crate) fn window_ids(
-    c: &Connection,
-    s: &Subject,
-    from: DateTime<Utc>,
-    to: DateTime<Utc>,
-    n: usize,
-) -> Result<Vec<i64>> {
-    ids(
-        c,
-        WINDOW_SQL,
-        params![s.id, to_ms(from), to_ms(to), n as i64],
-    )
-}
-
 /// The rows `sql` (with `?1` the MATCH expression, `?2` the limit) finds
 /// for the subject's rows holding any of `terms`, as (rowid, positive BM25).
 pub(crate) fn bm25_hits(
@@ -209,90 +188,6 @@ pub(crate) fn terms_with_prefix(
     Ok(out)
 }
 
-pub(crate) fn concept_ids(
-    c: &Connection,
-    s: &Subject,
-    concepts: &[String],
-    limit: usize,
-) -> Result<Vec<i64>> {
-    if concepts.is_empty() {
-        return Ok(Vec::new());
-    }
-    // The newest `limit` of each concept, read backwards along the primary
-    // key, hold the newest `limit` of them all. One statement for all the
-    // concepts read every episode of each and sorted them (4 % of a loaded
-    // server's CPU at 10,000 episodes).
-    let mut out = Vec::new();
-    for concept in concepts {
-        out.extend(ids(
-            c,
-            "SELECT episode_id FROM episode_concepts WHERE subject_id = ?1 AND concept = ?2
-             ORDER BY episode_id DESC LIMIT ?3",
-            params![s.id, concept, limit as i64],
-        )?);
-    }
-    out.sort_unstable_by(|a, b| b.cmp(a));
-    out.dedup();
-    out.truncate(limit);
-    Ok(out)
-}
-
-pub(crate) fn candidate_facts(
-    c: &Connection,
-    s: &Subject,
-    list: &[i64],
-) -> Result<Vec<CandidateFacts>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict'), seq
-         FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2 ORDER BY id",
-    )?;
-    let rows = stmt.query_map(params![id_list(list), s.id], |r| {
-        let kind: String = r.get(1)?;
-        Ok((
-            r.get(0)?,
-            kind,
-            r.get(2)?,
-            r.get(3)?,
-            r.get(4)?,
-            r.get(5)?,
-            r.get(6)?,
-        ))
-    })?;
-    rows.map(|r| {
-        let (id, kind, at, salience, topic, verdict, seq): (
-            i64,
-            String,
-            i64,
-            f64,
-            Option<String>,
-            Option<String>,
-            i64,
-        ) = r?;
-        let kind = Kind::parse(&kind)
-            .ok_or_else(|| Error::Corrupt(format!("episode {id}: kind {kind:?}")))?;
-        Ok(CandidateFacts {
-            id,
-            seq: u64::try_from(seq)
-                .map_err(|_| Error::Corrupt(format!("episode {id}: seq {seq}")))?,
-            kind,
-            at: from_ms(at),
-            salience,
-            topic,
-            verdict,
-        })
-    })
-    .collect()
-}
-
-pub(crate) fn texts(c: &Connection, s: &Subject, list: &[i64]) -> Result<Vec<(i64, String)>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2
-         ORDER BY id",
-    )?;
-    let rows = stmt.query_map(params![id_list(list), s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
 pub(crate) fn vectors(c: &Connection, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
     let mut stmt = c.prepare_cached(
         "SELECT episode_id, vector FROM episode_vectors WHERE subject_id = ?1 AND model = ?2 ORDER BY episode_id",
@@ -301,92 +196,6 @@ pub(crate) fn vectors(c: &Connection, s: &Subject, model: &str) -> Result<Vec<(i
         let blob = r.get_ref(1)?.as_blob()?;
         Ok((r.get::<_, i64>(0)?, blob_to_vec(blob)))
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-pub(crate) fn vectors_after(
-    c: &Connection,
-    s: &Subject,
-    model: &str,
-    after: i64,
-) -> Result<Vec<(i64, Vec<f32>)>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT episode_id, vector FROM episode_vectors
-         WHERE subject_id = ?1 AND model = ?2 AND episode_id > ?3 ORDER BY episode_id",
-    )?;
-    let rows = stmt.query_map(params![s.id, model, after], |r| {
-        let blob = r.get_ref(1)?.as_blob()?;
-        Ok((r.get::<_, i64>(0)?, blob_to_vec(blob)))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-pub(crate) fn count_missing_vectors(c: &Connection, s: &Subject, model: &str) -> Result<usize> {
-    let n: i64 = c
-        .prepare_cached(
-            "SELECT COUNT(*) FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
-             WHERE e.subject_id = ?1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model != ?2)",
-        )?
-        .query_row(params![s.id, model], |r| r.get(0))?;
-    Ok(n as usize)
-}
-
-pub(crate) fn episodes_missing_vectors(
-    c: &Connection,
-    s: &Subject,
-    model: &str,
-    limit: usize,
-) -> Result<Vec<(i64, String)>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT e.id, e.text FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
-         WHERE e.subject_id = ?1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model != ?2)
-         ORDER BY e.id LIMIT ?3",
-    )?;
-    let rows = stmt.query_map(params![s.id, model, limit as i64], |r| {
-        Ok((r.get(0)?, r.get(1)?))
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-pub(crate) fn vector_stamp(c: &Connection, s: &Subject, model: &str) -> Result<(u64, i64)> {
-    // One row kept by triggers (migration 11), not a count of the vectors.
-    Ok(c.prepare_cached(
-        "SELECT COALESCE(MAX(writes), 0), COALESCE(MAX(max_id), 0) FROM vector_stats WHERE subject_id = ?1 AND model = ?2",
-    )?
-    .query_row(params![s.id, model], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?)
-}
-
-pub(crate) fn concept_keys(c: &Connection, s: &Subject) -> Result<Vec<String>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT DISTINCT concept FROM episode_concepts WHERE subject_id = ?1 ORDER BY concept",
-    )?;
-    let rows = stmt.query_map([s.id], |r| r.get::<_, String>(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
-}
-
-pub(crate) fn annotated_ids(
-    c: &Connection,
-    s: &Subject,
-    list: &[i64],
-    kind: &str,
-) -> Result<Vec<i64>> {
-    ids(
-        c,
-        // Driven by the id list (CROSS JOIN keeps that order): joined the
-        // other way, SQLite walked every episode of the subject on each turn.
-        "SELECT DISTINCT a.episode_id FROM json_each(?1) AS j
-         CROSS JOIN annotations a ON a.episode_id = j.value AND a.kind = ?2
-         CROSS JOIN episodes e ON e.id = a.episode_id AND e.subject_id = ?3
-         ORDER BY a.episode_id",
-        params![id_list(list), kind, s.id],
-    )
-}
-
-pub(crate) fn vector_models(c: &Connection, s: &Subject) -> Result<Vec<(String, u64)>> {
-    let mut stmt = c.prepare_cached(
-        "SELECT model, COUNT(*) FROM episode_vectors WHERE subject_id = ?1 GROUP BY model ORDER BY model",
-    )?;
-    let rows = stmt.query_map([s.id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
@@ -417,6 +226,199 @@ pub(crate) fn blob_to_vec(b: &[u8]) -> Vec<f32> {
     b.chunks_exact(4)
         .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
         .collect()
+}
+
+impl<T: Conn> IndexRead for T {
+    fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>> {
+        let c = self.conn();
+        ids(c, RECENT_SQL, params![s.id, to_ms(at), n as i64])
+    }
+    fn window_ids(
+        &self,
+        s: &Subject,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+        n: usize,
+    ) -> Result<Vec<i64>> {
+        let c = self.conn();
+        ids(
+            c,
+            WINDOW_SQL,
+            params![s.id, to_ms(from), to_ms(to), n as i64],
+        )
+    }
+    fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>> {
+        match lexicon::term_hits(self.lexicon(), self.conn(), s, terms, limit)? {
+            Some(hits) => Ok(hits),
+            None => term_hits(self.conn(), s, terms, limit),
+        }
+    }
+    fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
+        match lexicon::term_count(self.lexicon(), self.conn(), s, term, limit)? {
+            Some(n) => Ok(n),
+            None => term_count(self.conn(), s, term, limit),
+        }
+    }
+    fn terms_with_prefix(
+        &self,
+        s: &Subject,
+        prefix: &str,
+        keep: &dyn Fn(&str) -> bool,
+        limit: usize,
+    ) -> Result<Vec<String>> {
+        terms_with_prefix(self.conn(), prefix, keep, limit, &|w| {
+            self.term_count(s, w, 1)
+        })
+    }
+    fn concept_ids(&self, s: &Subject, concepts: &[String], limit: usize) -> Result<Vec<i64>> {
+        let c = self.conn();
+        if concepts.is_empty() {
+            return Ok(Vec::new());
+        }
+        // The newest `limit` of each concept, read backwards along the primary
+        // key, hold the newest `limit` of them all. One statement for all the
+        // concepts read every episode of each and sorted them (4 % of a loaded
+        // server's CPU at 10,000 episodes).
+        let mut out = Vec::new();
+        for concept in concepts {
+            out.extend(ids(
+                c,
+                "SELECT episode_id FROM episode_concepts WHERE subject_id = ?1 AND concept = ?2
+                 ORDER BY episode_id DESC LIMIT ?3",
+                params![s.id, concept, limit as i64],
+            )?);
+        }
+        out.sort_unstable_by(|a, b| b.cmp(a));
+        out.dedup();
+        out.truncate(limit);
+        Ok(out)
+    }
+    fn concept_keys(&self, s: &Subject) -> Result<Vec<String>> {
+        let c = self.conn();
+        let mut stmt = c.prepare_cached(
+            "SELECT DISTINCT concept FROM episode_concepts WHERE subject_id = ?1 ORDER BY concept",
+        )?;
+        let rows = stmt.query_map([s.id], |r| r.get::<_, String>(0))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+    fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
+        let c = self.conn();
+        let list = ids;
+        let mut stmt = c.prepare_cached(
+            "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict'), seq
+             FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2 ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![id_list(list), s.id], |r| {
+            let kind: String = r.get(1)?;
+            Ok((
+                r.get(0)?,
+                kind,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+                r.get(6)?,
+            ))
+        })?;
+        rows.map(|r| {
+            let (id, kind, at, salience, topic, verdict, seq): (
+                i64,
+                String,
+                i64,
+                f64,
+                Option<String>,
+                Option<String>,
+                i64,
+            ) = r?;
+            let kind = Kind::parse(&kind)
+                .ok_or_else(|| Error::Corrupt(format!("episode {id}: kind {kind:?}")))?;
+            Ok(CandidateFacts {
+                id,
+                seq: u64::try_from(seq)
+                    .map_err(|_| Error::Corrupt(format!("episode {id}: seq {seq}")))?,
+                kind,
+                at: from_ms(at),
+                salience,
+                topic,
+                verdict,
+            })
+        })
+        .collect()
+    }
+    fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
+        let c = self.conn();
+        let list = ids;
+        let mut stmt = c.prepare_cached(
+            "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2
+             ORDER BY id",
+        )?;
+        let rows = stmt.query_map(params![id_list(list), s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+    fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
+        vectors(self.conn(), s, model)
+    }
+    fn vectors_after(&self, s: &Subject, model: &str, after: i64) -> Result<Vec<(i64, Vec<f32>)>> {
+        let c = self.conn();
+        let mut stmt = c.prepare_cached(
+            "SELECT episode_id, vector FROM episode_vectors
+             WHERE subject_id = ?1 AND model = ?2 AND episode_id > ?3 ORDER BY episode_id",
+        )?;
+        let rows = stmt.query_map(params![s.id, model, after], |r| {
+            let blob = r.get_ref(1)?.as_blob()?;
+            Ok((r.get::<_, i64>(0)?, blob_to_vec(blob)))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+    fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)> {
+        let c = self.conn();
+        // One row kept by triggers (migration 11), not a count of the vectors.
+        Ok(c.prepare_cached(
+            "SELECT COALESCE(MAX(writes), 0), COALESCE(MAX(max_id), 0) FROM vector_stats WHERE subject_id = ?1 AND model = ?2",
+        )?
+        .query_row(params![s.id, model], |r| Ok((r.get::<_, i64>(0)? as u64, r.get(1)?)))?)
+    }
+    fn vector_models(&self, s: &Subject) -> Result<Vec<(String, u64)>> {
+        let c = self.conn();
+        let mut stmt = c.prepare_cached(
+            "SELECT model, COUNT(*) FROM episode_vectors WHERE subject_id = ?1 GROUP BY model ORDER BY model",
+        )?;
+        let rows = stmt.query_map([s.id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+    fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize> {
+        let c = self.conn();
+        let n: i64 = c
+            .prepare_cached(
+                "SELECT COUNT(*) FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
+                 WHERE e.subject_id = ?1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model != ?2)",
+            )?
+            .query_row(params![s.id, model], |r| r.get(0))?;
+        Ok(n as usize)
+    }
+    fn episodes_missing_vectors(
+        &self,
+        s: &Subject,
+        model: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, String)>> {
+        let c = self.conn();
+        let mut stmt = c.prepare_cached(
+            "SELECT e.id, e.text FROM episodes e LEFT JOIN episode_vectors v ON v.episode_id = e.id
+             WHERE e.subject_id = ?1 AND e.erased_by IS NULL AND (v.episode_id IS NULL OR v.model != ?2)
+             ORDER BY e.id LIMIT ?3",
+        )?;
+        let rows = stmt.query_map(params![s.id, model, limit as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
+}
+
+impl IndexWrite for SqliteTx<'_> {
+    fn put_vectors(&mut self, s: &Subject, model: &str, vectors: &[(i64, Vec<f32>)]) -> Result<()> {
+        put_vectors(&self.tx, s, model, vectors)
+    }
 }
 
 #[cfg(test)]

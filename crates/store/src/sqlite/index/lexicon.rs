@@ -33,8 +33,8 @@
 //! from that transaction's view and not kept. FTS5 itself answers only when
 //! a row of the subject cannot be read (its concepts not JSON).
 
-use super::recall::searched_terms;
-use super::subject_token;
+use super::searched_terms;
+use crate::subject_token;
 use crate::{Error, Result};
 use rusqlite::{Connection, params};
 use std::borrow::Cow;
@@ -382,8 +382,9 @@ fn poisoned() -> Error {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{Conn, SqliteStore, recall};
-    use crate::{Reader, StoreExt};
+    use crate::StoreExt;
+    use crate::prelude::*;
+    use crate::sqlite::{Conn, SqliteStore, index};
     use chrono::{TimeZone, Utc};
     use tm_model::episodes::{Kind, NewEpisode, NewErasure};
     use tm_model::subject::{Subject, SubjectKey};
@@ -476,7 +477,7 @@ mod tests {
                 )
                 .unwrap();
         }
-        recall::term_hits(&alone, s, terms, limit).unwrap()
+        index::term_hits(&alone, s, terms, limit).unwrap()
     }
 
     /// A subject's scores are FTS5's, to the bit, in a table holding that
