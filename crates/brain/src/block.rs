@@ -20,7 +20,7 @@ use tm_store::Reader;
 
 /// Default token budget (o200k tokens).
 pub const DEFAULT_BUDGET: usize = 1_200;
-/// Default hard time cap (SPEC §6: 2.5 s).
+/// Default hard time cap (docs/mechanisms.md §6: 2.5 s).
 pub const DEFAULT_CAP: Duration = Duration::from_millis(2_500);
 /// Fewest recalled memories offered to the renderer before the budget trims them.
 pub const RECALL_LIMIT: usize = 24;
@@ -35,7 +35,7 @@ pub fn recall_limit(budget: usize) -> usize {
     (budget / MIN_LINE_TOKENS).max(RECALL_LIMIT)
 }
 
-/// The block as FORMATS "Block as JSON" describes it: the one type the CLI,
+/// The block as docs/formats.md "Block as JSON" describes it: the one type the CLI,
 /// the HTTP API and the benchmark print.
 #[derive(Debug, Clone, Serialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -70,7 +70,7 @@ pub struct RecalledRef {
     pub kind: &'static str,
     pub at: DateTime<Utc>,
     pub count: usize,
-    /// holds | changed | unverifiable | unchecked (SPEC §8), looked up from
+    /// holds | changed | unverifiable | unchecked (docs/mechanisms.md §8), looked up from
     /// the file versions.
     #[cfg_attr(feature = "openapi", schema(value_type = String))]
     pub citation: &'static str,
@@ -83,7 +83,7 @@ pub struct BlockRequest {
     pub at: DateTime<Utc>,
     pub tz: Tz,
     pub budget: usize,
-    /// Which design fills the slot (SPEC §9); the product runs `Full`.
+    /// Which design fills the slot (docs/mechanisms.md §9); the product runs `Full`.
     pub design: Design,
 }
 

@@ -53,6 +53,18 @@ pub enum EmbedderSource {
     Lazy(Box<dyn Fn() -> std::result::Result<Arc<dyn Embedder>, String> + Send + Sync>),
 }
 
+impl From<Arc<dyn Embedder>> for EmbedderSource {
+    fn from(e: Arc<dyn Embedder>) -> EmbedderSource {
+        EmbedderSource::Ready(e)
+    }
+}
+
+impl<E: Embedder + 'static> From<Arc<E>> for EmbedderSource {
+    fn from(e: Arc<E>) -> EmbedderSource {
+        EmbedderSource::Ready(e)
+    }
+}
+
 /// Open connections to the engine, reused across calls: opening one is far
 /// too slow to do per request.
 struct Pool {
@@ -207,7 +219,7 @@ impl Brain {
     /// A brain over `engine`, embedding with `embedder`. Budget
     /// [`DEFAULT_BUDGET`] tokens, cap [`DEFAULT_CAP`], the offline extractor,
     /// up to 32 idle connections.
-    pub fn new(engine: Arc<dyn Engine>, embedder: EmbedderSource) -> Brain {
+    fn new(engine: Arc<dyn Engine>, embedder: EmbedderSource) -> Brain {
         Brain {
             pool: Arc::new(Pool {
                 engine,
@@ -225,12 +237,11 @@ impl Brain {
         }
     }
 
-    /// A brain over the store at `location` (a SQLite file path) with a ready embedder.
-    pub fn open(location: &str, embedder: Arc<dyn Embedder>) -> Result<Brain> {
-        Ok(Brain::new(
-            tm_store::open(location)?,
-            EmbedderSource::Ready(embedder),
-        ))
+    /// A brain over the store at `location` (a SQLite file path, or a
+    /// `postgres://` URL), its schema brought up to date: the one door every
+    /// face opens the memory through.
+    pub fn open(location: &str, embedder: impl Into<EmbedderSource>) -> Result<Brain> {
+        Ok(Brain::new(tm_store::open(location)?, embedder.into()))
     }
 
     /// How files become concepts (default: the offline extractor).
@@ -370,9 +381,9 @@ impl Brain {
         timezone: Option<chrono_tz::Tz>,
         at: DateTime<Utc>,
     ) -> Result<(Subject, bool)> {
-        tm_model::subject::check_title(title).map_err(|e| Error::Invalid(e.to_string()))?;
+        tm_model::subject::check_title(title).map_err(tm_store::Error::from)?;
         if let Some(l) = language {
-            tm_model::subject::check_language(l).map_err(|e| Error::Invalid(e.to_string()))?;
+            tm_model::subject::check_language(l).map_err(tm_store::Error::from)?;
         }
         let owner = Owner::Tenant(tenant_id);
         self.pool.with(|store| {
@@ -398,7 +409,7 @@ impl Brain {
 
     // ------------------------------------------------------------ writes
 
-    /// Imports a history file (FORMATS v1) in one transaction.
+    /// Imports a history file (docs/formats.md, v1) in one transaction.
     pub fn import_file(
         &self,
         path: &Path,
@@ -482,7 +493,7 @@ impl Brain {
     }
 
     /// Records a tutor answer with the memories recalled for it and its
-    /// grounding (SPEC §7), in one transaction.
+    /// grounding (docs/mechanisms.md §7), in one transaction.
     pub fn answer(
         &self,
         subject: &Subject,
@@ -576,12 +587,12 @@ impl Brain {
     pub fn block(&self, subject: &Subject, req: BlockRequest) -> Result<Block> {
         let started = Instant::now();
         if !(MIN_BUDGET..=MAX_BUDGET).contains(&req.budget) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::OutOfRange(format!(
                 "the budget must be between {MIN_BUDGET} and {MAX_BUDGET} tokens"
             )));
         }
         if req.question.chars().count() > tm_model::events::MAX_TEXT_CHARS {
-            return Err(Error::Invalid("the question is too long".into()));
+            return Err(Error::TooLarge("the question is too long".into()));
         }
         let recaller = self.recaller()?;
         let workers = match self.workers.get() {
@@ -798,7 +809,7 @@ impl Brain {
     /// chain intact with the episodes erased.
     pub fn erase(&self, scope: &Scope, reference: &str, at: DateTime<Utc>) -> Result<Erased> {
         erasure_note("reference", reference)?;
-        tm_model::instant::check(at).map_err(Error::Invalid)?;
+        tm_model::instant::check(at).map_err(Error::OutOfRange)?;
         // The subjects are resolved inside the erase's own transaction, so a
         // subject written meanwhile is erased too or not at all, never half.
         let view = self.view;
@@ -866,7 +877,7 @@ impl Brain {
     ) -> Result<Erased> {
         erasure_note("reason", reason)?;
         erasure_note("reference", reference)?;
-        tm_model::instant::check(at).map_err(Error::Invalid)?;
+        tm_model::instant::check(at).map_err(Error::OutOfRange)?;
         let (episode, seqs, derived) = self.read(|r| crate::erase::plan(r, subject, seq))?;
         let rederived = if derived {
             Some(self.indexing(|store, ix| crate::erase::rederive(&*store, ix, subject, &seqs))?)
@@ -886,7 +897,7 @@ impl Brain {
                 // What to erase is decided again under the lock: a night that
                 // ran meanwhile may have written a consolidation quoting it.
                 let changed = || {
-                    Error::Invalid(format!(
+                    Error::Changed(format!(
                         "{} changed while its erasure was prepared; ask again",
                         subject.key
                     ))
@@ -925,13 +936,13 @@ impl Brain {
         })
     }
 
-    /// A copy of the data of `scope` (GDPR Art. 20) as FORMATS v1 history
+    /// A copy of the data of `scope` (GDPR Art. 20) as v1 history (docs/formats.md)
     /// files with their files, a manifest, and each subject's current
     /// beliefs and map ([`crate::export`]). Read in one transaction holding
     /// the subjects' locks, so a write meanwhile is in the copy whole or not
     /// at all. A scope without subjects is [`Error::NotFound`].
     pub fn export(&self, scope: &Scope, at: DateTime<Utc>) -> Result<crate::export::Export> {
-        tm_model::instant::check(at).map_err(Error::Invalid)?;
+        tm_model::instant::check(at).map_err(Error::OutOfRange)?;
         self.pool.with(|store| {
             store.write_with(|tx| {
                 let (kind, target, subjects) = scope.subjects(&*tx, self.view)?;
@@ -985,7 +996,7 @@ impl Brain {
 /// reason): at most 200 characters, none a control character.
 fn erasure_note(what: &str, text: &str) -> Result<()> {
     if text.chars().count() > 200 || text.chars().any(char::is_control) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::TooLarge(format!(
             "the {what} is at most 200 characters, without control characters"
         )));
     }
@@ -1036,7 +1047,7 @@ impl Scope {
                         .collect(),
                 );
                 if of.iter().any(|s| s.owner != of[0].owner) {
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::Ambiguous(format!(
                         "several owners have a learner {slug}: say whose with --owner TENANT (--owner - for the operator's own)"
                     )));
                 }

@@ -1,4 +1,4 @@
-//! A learner's data as FORMATS v1 history files with their files (GDPR
+//! A learner's data as v1 history files (docs/formats.md) with their files (GDPR
 //! Art. 20): what the chain recorded, written back as the events it came
 //! from, so `import` of the export into another store gives the same
 //! episodes, beliefs and map — and, for a chain written entirely in

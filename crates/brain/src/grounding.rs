@@ -1,4 +1,4 @@
-//! Memory as citation, through the stores (SPEC §7): which memories an
+//! Memory as citation, through the stores (docs/mechanisms.md §7): which memories an
 //! answer was built with, where each of its claims comes from, and whether
 //! it answered.
 //!
@@ -11,7 +11,7 @@
 //!   with its source (a file line, or a recalled memory labelled with its date).
 //! - `narrated` — `{"memories": [..]}`, written with the grounding when at
 //!   least one claim was traced to a recalled memory: the answer retold
-//!   memory, so recall does not offer it as a memory of its own time (SPEC §3:
+//!   memory, so recall does not offer it as a memory of its own time (docs/mechanisms.md §3:
 //!   the brain must not remember that it remembered). Having memories in the
 //!   prompt is not enough — nearly every turn has some, and an answer that
 //!   did not use them is still a true record of its session.
@@ -36,14 +36,14 @@ pub const GROUNDING: &str = "grounding";
 pub const NARRATED: &str = "narrated";
 
 /// The subject's answer episode `id`: [`Error::NotFound`] when the subject
-/// has no episode with that id, [`Error::Invalid`] when it is not an answer.
+/// has no episode with that id, [`Error::WrongKind`] when it is not an answer.
 fn answer_episode(store: &dyn Reader, subject: &Subject, id: i64) -> Result<Episode> {
     let e = store
         .subject_episodes_by_ids(subject, &[id])?
         .pop()
         .ok_or_else(|| Error::NotFound(format!("subject {} has no episode {id}", subject.key)))?;
     if e.kind != Kind::Answer {
-        return Err(Error::Invalid(format!(
+        return Err(Error::WrongKind(format!(
             "episode {id} is a {}, not an answer",
             e.kind.as_str()
         )));
@@ -249,7 +249,7 @@ pub fn answer(
     passages: &[Passage],
 ) -> Result<Answered> {
     if text.trim().is_empty() {
-        return Err(Error::Invalid("the answer text is empty".into()));
+        return Err(Error::Empty("the answer text"));
     }
     // Check the memories before anything is written.
     let episodes = recalled_episodes(&*store, subject, recalled)?;

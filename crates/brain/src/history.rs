@@ -1,4 +1,4 @@
-//! Reading a history file (FORMATS.md, "History file", v1): one JSON object a
+//! Reading a history file (docs/formats.md, "History file", v1): one JSON object a
 //! line, the first naming the subject, every later one an event in time order.
 //!
 //! Parsing checks everything it can before anything is written, and names the

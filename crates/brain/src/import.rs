@@ -1,4 +1,4 @@
-//! Importing a history file (FORMATS v1): parsed whole, then recorded
+//! Importing a history file (docs/formats.md, v1): parsed whole, then recorded
 //! through the one record path ([`crate::record`]) in one transaction.
 //! A file imported before (same bytes) is recognised at once; a longer
 //! version of it adds only its new events.

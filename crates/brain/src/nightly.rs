@@ -1,4 +1,4 @@
-//! The nightly loop (SPEC §8): for every subject active in the 24 hours before
+//! The nightly loop (docs/mechanisms.md §8): for every subject active in the 24 hours before
 //! the run's instant T, one deterministic cycle with no model calls —
 //! consolidate the day, decay untouched beliefs, calibrate predicted mastery,
 //! verify a bounded batch of citations, rebuild the working set, recompose the
@@ -14,8 +14,8 @@
 //! # Only active subjects
 //! A subject is active when it has an episode (other than a consolidation) in
 //! (T − 24 h, T]; a quiet subject is not visited at all, so its beliefs decay
-//! on the first night after the learner returns (SPEC §8 and the article: the
-//! cycle is "for every learner-subject pair active in the last day").
+//! on the first night after the learner returns (docs/mechanisms.md §8: the
+//! night visits each learner's subject that was active in the day before it).
 //!
 //! # Catching up
 //! `since` runs every missed night in day order: T − k·24 h for each k that
@@ -132,16 +132,16 @@ pub fn nights(at: DateTime<Utc>, since: Option<NaiveDate>) -> Result<Vec<DateTim
     let start = since
         .and_hms_opt(0, 0, 0)
         .map(|d| d.and_utc())
-        .ok_or_else(|| Error::Invalid(format!("--since {since} is not a day")))?;
+        .ok_or_else(|| Error::OutOfRange(format!("--since {since} is not a day")))?;
     if start > at {
-        return Err(Error::Invalid(format!(
+        return Err(Error::OutOfRange(format!(
             "--since {since} is after --at {}",
             at.to_rfc3339()
         )));
     }
     let k = (at - start).num_days();
     if k > MAX_NIGHTS {
-        return Err(Error::Invalid(format!(
+        return Err(Error::TooLarge(format!(
             "--since {since} asks for {k} nights; at most {MAX_NIGHTS} are run at once"
         )));
     }
@@ -165,7 +165,7 @@ pub fn run_with_progress(
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<NightlyReport> {
     if opts.batch == 0 {
-        return Err(Error::Invalid(
+        return Err(Error::OutOfRange(
             "the citation batch must be at least 1".into(),
         ));
     }

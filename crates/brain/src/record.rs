@@ -204,7 +204,7 @@ impl<'a> From<Option<&'a Path>> for Paths<'a> {
 fn read_beside(base: &Path, path: &str, outside: bool) -> Result<Vec<u8>> {
     use std::io::Read;
     let cannot = |what: &dyn std::fmt::Display, e: &dyn std::fmt::Display| {
-        Error::Invalid(format!("cannot read {what}: {e}"))
+        Error::Path(format!("cannot read {what}: {e}"))
     };
     // An empty folder (the parent of a bare file name) is the current one.
     let base = if base.as_os_str().is_empty() {
@@ -220,7 +220,7 @@ fn read_beside(base: &Path, path: &str, outside: bool) -> Result<Vec<u8>> {
         .canonicalize()
         .map_err(|e| cannot(&full.display(), &e))?;
     if !outside && !real.starts_with(&folder) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::Path(format!(
             "the file path {path:?} leads outside the history's folder ({}): put the file beside the history, or import with --allow-outside",
             folder.display()
         )));
@@ -228,14 +228,14 @@ fn read_beside(base: &Path, path: &str, outside: bool) -> Result<Vec<u8>> {
     let file = std::fs::File::open(&real).map_err(|e| cannot(&real.display(), &e))?;
     let meta = file.metadata().map_err(|e| cannot(&real.display(), &e))?;
     if !meta.is_file() {
-        return Err(Error::Invalid(format!("{path:?} is not a regular file")));
+        return Err(Error::Path(format!("{path:?} is not a regular file")));
     }
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES as u64 + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| cannot(&real.display(), &e))?;
     if bytes.len() > MAX_FILE_BYTES {
-        return Err(Error::Invalid(format!(
+        return Err(Error::TooLarge(format!(
             "{path:?} is larger than {MAX_FILE_BYTES} bytes"
         )));
     }
@@ -246,32 +246,29 @@ fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<Loaded
     let (bytes, pages) = match source {
         FileSource::Path(p) => {
             let bytes = match paths {
-                Paths::Refused => return Err(Error::Invalid(
+                Paths::Refused => return Err(Error::Path(
                     "a file event with a `path` is read relative to a history file; send `content`, `pages` or the bytes"
                         .into(),
                 )),
                 Paths::Beside(base) => read_beside(base, p, false)?,
                 Paths::Anywhere(base) => read_beside(base, p, true)?,
             };
-            let pages =
-                tm_ingest::read_pages(name, &bytes).map_err(|e| Error::Invalid(e.to_string()))?;
+            let pages = tm_ingest::read_pages(name, &bytes)?;
             (bytes, pages)
         }
         FileSource::Content(c) => {
-            let pages = tm_ingest::read_pages(name, c.as_bytes())
-                .map_err(|e| Error::Invalid(e.to_string()))?;
+            let pages = tm_ingest::read_pages(name, c.as_bytes())?;
             (c.as_bytes().to_vec(), pages)
         }
         FileSource::Bytes(b) => {
-            let pages =
-                tm_ingest::read_pages(name, b).map_err(|e| Error::Invalid(e.to_string()))?;
+            let pages = tm_ingest::read_pages(name, b)?;
             (b.clone(), pages)
         }
         FileSource::Pages(p) => {
             // The same page bound as a file read from bytes.
             let limit = tm_ingest::Limits::DEFAULT_MAX_PAGES;
             if p.len() > limit {
-                return Err(Error::Invalid(format!(
+                return Err(Error::TooLarge(format!(
                     "{name}: {} pages is more than the limit of {limit} pages",
                     p.len()
                 )));
@@ -283,7 +280,7 @@ fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<Loaded
         }
     };
     if bytes.len() > MAX_FILE_BYTES {
-        return Err(Error::Invalid(format!(
+        return Err(Error::TooLarge(format!(
             "{name} is larger than {MAX_FILE_BYTES} bytes"
         )));
     }
@@ -421,7 +418,7 @@ pub fn prepare<'e>(
             f.concepts = Some(
                 ix.extractor
                     .extract(name, &f.pages)
-                    .map_err(|err| Error::Invalid(err.to_string()).at_event(i))?,
+                    .map_err(|err| Error::Model(err.to_string()))?,
             );
         }
     }
@@ -535,7 +532,7 @@ pub fn apply(
         Target::Subject(_) => &[],
     };
     if let Some(n) = nights.iter().find(|n| n.after > total) {
-        return Err(Error::Invalid(format!(
+        return Err(Error::OutOfRange(format!(
             "the subject line's \"nights\" has a night after {} events; the history has {total}",
             n.after
         )));
@@ -805,7 +802,7 @@ fn apply_one(
                     .current_version(subject, &cite.file)?
                     .filter(|v| v.removed_at.is_none())
                     .ok_or_else(|| {
-                        Error::Invalid(format!(
+                        Error::BadCitation(format!(
                             "the answer cites {:?}, which the subject does not hold at that time",
                             cite.file
                         ))
@@ -813,7 +810,7 @@ fn apply_one(
                 if let Some(page) = cite.page
                     && (page == 0 || page as usize > v.pages.max(1))
                 {
-                    return Err(Error::Invalid(format!(
+                    return Err(Error::BadCitation(format!(
                         "the answer cites page {page} of {:?}, which has {} page(s)",
                         cite.file, v.pages
                     )));
@@ -841,7 +838,7 @@ fn apply_one(
                 data.insert("evaluation".into(), e.clone().into());
             }
             let routing = route_in_map(topic, evaluation.as_deref(), ctx.map);
-            // The mastery predicted before the check (SPEC §5, for calibration):
+            // The mastery predicted before the check (docs/mechanisms.md §5, for calibration):
             // the event's, else the current belief's confidence at this instant.
             let current = match subject_of(&routing) {
                 Some((about, _, _)) => tx.current_belief(subject, &about)?,
@@ -859,7 +856,7 @@ fn apply_one(
                     data.insert("predicted_from".into(), "belief".into());
                 }
             }
-            // Concepts touched by this check under today's routing (SPEC §5);
+            // Concepts touched by this check under today's routing (docs/mechanisms.md §5);
             // beliefs re-route from topic and evaluation, never from this.
             if let Routing::Concept { name, .. } = &routing {
                 if *v == Verdict::Right && ctx.map.confirm(name) {

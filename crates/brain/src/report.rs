@@ -20,7 +20,7 @@ use tm_model::nightly::report::{
 use tm_model::subject::Subject;
 use tm_store::Reader;
 
-/// Annotation kind the grounding step writes on answers (SPEC §7).
+/// Annotation kind the grounding step writes on answers (docs/mechanisms.md §7).
 pub const GROUNDING_ANNOTATION: &str = "grounding";
 /// The stance of an answer the files could not support.
 pub const COULDNT: &str = "couldnt";
@@ -139,7 +139,7 @@ fn couldnt_answer(store: &dyn Reader, subject: &Subject) -> Result<Vec<Unanswere
     let ids: Vec<i64> = latest
         .iter()
         .filter(|(_, d)| {
-            // "couldn't" as SPEC §7 spells it in prose is read the same.
+            // "couldn't" as docs/mechanisms.md §7 spells it in prose is read the same.
             matches!(
                 d.get("stance").and_then(|s| s.as_str()),
                 Some(COULDNT | "couldn't")

@@ -77,7 +77,7 @@ impl Brain {
     pub fn turn(&self, subject: &Subject, req: TurnRequest) -> Result<Turn> {
         let started = Instant::now();
         if req.text.trim().is_empty() {
-            return Err(Error::Invalid("`text` is empty".into()));
+            return Err(Error::Empty("`text`"));
         }
         let mut block_req = self.block_request(subject, &req.text, req.at, req.budget);
         if let Some(tz) = req.tz {

@@ -154,7 +154,10 @@ fn the_brain_builds_a_block_by_subject_name_and_names_an_unknown_subject() {
         &s,
         brain.block_request(&s, "x", at("2026-11-20T10:00:00Z"), Some(10)),
     );
-    assert!(matches!(tiny, Err(tm_brain::Error::Invalid(_))), "{tiny:?}");
+    assert!(
+        matches!(tiny, Err(tm_brain::Error::OutOfRange(_))),
+        "{tiny:?}"
+    );
 }
 
 #[test]

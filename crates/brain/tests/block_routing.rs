@@ -1,4 +1,4 @@
-//! One query embedding serves routing and recall (SPEC §1): a paraphrase that
+//! One query embedding serves routing and recall (docs/mechanisms.md §1): a paraphrase that
 //! names no concept still reaches the concept's episodes through the
 //! question's vector, and the question is embedded exactly once per block.
 

@@ -1,4 +1,4 @@
-//! Whole blocks as the tutor's prompt receives them (SPEC §6), snapshot-tested
+//! Whole blocks as the tutor's prompt receives them (docs/mechanisms.md §6), snapshot-tested
 //! through the brain for six situations — an ordinary question, a question
 //! about the learner's record, an empty month, a changed citation, checks
 //! linked to no concept, an injection attempt — each asked in English,

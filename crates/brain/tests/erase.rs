@@ -266,7 +266,7 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
     ));
     assert!(matches!(
         brain.erase_episode(&cy, 1, "", "", at("2026-05-01T00:00:00Z")),
-        Err(tm_brain::Error::Invalid(_))
+        Err(tm_brain::Error::WrongKind(_))
     ));
     assert!(matches!(
         brain.erase_episode(
@@ -276,7 +276,7 @@ fn erasing_one_check_re_derives_beliefs_and_map_as_if_it_never_was() {
             "",
             at("2026-05-01T00:00:00Z")
         ),
-        Err(tm_brain::Error::Invalid(_))
+        Err(tm_brain::Error::TooLarge(_))
     ));
     assert_eq!(
         brain.verify(&cy, None).unwrap().erased,

@@ -1,4 +1,4 @@
-//! Memory as citation through the brain (SPEC §7): the recalled memories are
+//! Memory as citation through the brain (docs/mechanisms.md §7): the recalled memories are
 //! saved on the answer, a true "in July we …" is traced to the July memory
 //! (not read as "not in your notes"), and the stance is saved.
 
@@ -139,7 +139,7 @@ fn unknown_episodes_and_non_answers_are_refused() {
     ));
     assert!(matches!(
         brain.record_answer(&subject, question_id, &[], now),
-        Err(tm_brain::Error::Invalid(_))
+        Err(tm_brain::Error::WrongKind(_))
     ));
     match brain.record_answer(&subject, answer_id, &[question_id, 888_888], now) {
         Err(tm_brain::Error::NotFound(m)) => assert!(m.contains("888888"), "{m}"),
@@ -151,7 +151,7 @@ fn unknown_episodes_and_non_answers_are_refused() {
     ));
     assert!(matches!(
         brain.grounding(&subject, question_id, "x y", &[], &[], now),
-        Err(tm_brain::Error::Invalid(_))
+        Err(tm_brain::Error::WrongKind(_))
     ));
     // Nothing was written by the refused calls.
     let notes = brain.with_store(|s| Ok(s.annotations(answer_id)?)).unwrap();

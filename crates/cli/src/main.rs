@@ -79,7 +79,7 @@ pub struct Global {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Import history files (FORMATS v1), each in one transaction.
+    /// Import history files (docs/formats.md, v1), each in one transaction.
     Import(memory::ImportArgs),
     /// Rank a subject's episodes for a question, with every signal shown.
     Recall(memory::RecallArgs),
@@ -109,7 +109,7 @@ enum Command {
     /// a whole tenant): every text and what derives from it; the chain's
     /// skeleton and an erasure record stay, and the store is compacted.
     Erase(chain::EraseArgs),
-    /// Write a learner's data (one subject, a learner, a tenant) as FORMATS v1
+    /// Write a learner's data (one subject, a learner, a tenant) as docs/formats.md, v1
     /// histories with their files, a manifest, beliefs and map; `import DIR`
     /// reads it back (the same head hashes for a chain in encoding 2).
     Export(chain::ExportArgs),
@@ -214,7 +214,6 @@ fn run(cli: Cli) -> Result<ExitCode> {
 pub fn brain(g: &Global) -> Result<Brain> {
     // A wrong name fails now, not at the first embedding.
     g.embedder.parse::<tm_embed::EmbedderChoice>()?;
-    let engine = tm_store::open(&g.db).with_context(|| format!("opening the store {}", g.db))?;
     let (choice, dir) = (g.embedder.clone(), g.model_dir.clone());
     let source = EmbedderSource::Lazy(Box::new(move || {
         let (e, warning) = tm_embed::choose(&choice, dir.as_deref()).map_err(|e| e.to_string())?;
@@ -223,7 +222,8 @@ pub fn brain(g: &Global) -> Result<Brain> {
         }
         Ok(e.into())
     }));
-    let mut brain = Brain::new(engine, source);
+    let mut brain =
+        Brain::open(&g.db, source).with_context(|| format!("opening the store {}", g.db))?;
     brain.set_extractor(extractor(&g.extractor)?);
     match g.owner.as_deref() {
         None => {}

@@ -75,8 +75,13 @@ pub fn print_map(map: &tm_model::map::ConceptMap) {
             .collect();
         println!("  layer {}: {}", i + 1, names.join(", "));
     }
+    let name = |k: &str| map.get(k).map_or(k.to_string(), |n| n.name.clone());
     for b in &order.broken {
-        println!("  (a cycle was broken by dropping {b:?})");
+        println!(
+            "  (the prerequisites ran in a circle: {} is ordered as if it did not need {}, the weakest link of the circle)",
+            name(&b.from),
+            name(&b.to)
+        );
     }
     println!(
         "\n{:<32} {:>9} {:>10}  sources",

@@ -2,7 +2,7 @@
 //! generative pass through any OpenAI-compatible chat endpoint, and the
 //! deterministic offline extractor, the default, that needs no model.
 //!
-//! Every extractor returns the same bounded list per file (SPEC §4): name,
+//! Every extractor returns the same bounded list per file (docs/mechanisms.md §4): name,
 //! one-sentence gist, short definition, builds-on from the file's own list,
 //! assumed prerequisites, and the 1-based pages where the file explains the
 //! concept. [`OfflineExtractor`] is the deterministic default that needs no model.

@@ -5,6 +5,7 @@
 //! file, stores its version and checksum, and hands the bytes over.
 
 pub mod extract;
+#[cfg(feature = "testing")]
 pub mod fuzzing;
 pub mod pages;
 

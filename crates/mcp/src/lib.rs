@@ -57,7 +57,7 @@ pub struct Memory {
 const INSTRUCTIONS: &str = "Tutor Memory keeps a tutor's memory of each learner's subject (named learner/subject): \
 an append-only log of what happened, a concept map of the learner's files, and beliefs about the learner. \
 Before answering a learner, call memory_block with their question and put the block in your prompt; \
-record what happened with record_events (FORMATS v1 events: learner, tutor, check, quiz, file), \
+record what happened with record_events (v1 events, docs/formats.md: learner, tutor, check, quiz, file), \
 and record your answer with record_answer, passing the ids the block recalled.";
 
 fn error_body(code: &str, message: &str) -> serde_json::Value {
@@ -96,7 +96,7 @@ fn answer<T: Serialize>(value: &T) -> Result<CallToolResult, ErrorData> {
 }
 
 fn bad(message: impl Into<String>) -> tm_brain::Error {
-    tm_brain::Error::Invalid(message.into())
+    tm_brain::Error::Argument(message.into())
 }
 
 /// An optional RFC 3339 instant; none is now (the edge where "now" enters).
@@ -157,7 +157,7 @@ pub struct BlockArgs {
 pub struct EventsArgs {
     /// The subject, `learner/subject`.
     pub subject: String,
-    /// One FORMATS v1 event, or an array of them, in time order. Each has `type`
+    /// One v1 event (docs/formats.md), or an array of them, in time order. Each has `type`
     /// (`learner` with `text`; `tutor` with `text` and optional `cites`
     /// [{file, page}]; `check` with `topic`, `verdict` right|wrong|partial, optional
     /// `evaluation` and `predicted`; `quiz` with `title`, `score`, `max`, optional
@@ -328,7 +328,7 @@ impl Memory {
     }
 
     #[tool(
-        description = "Record what happened in a subject: one FORMATS v1 event or an array of them (learner messages, tutor answers with cites, checks with verdicts, quizzes, files with inline content, file removals), in one transaction. Recording the same event twice changes nothing. Returns what was appended, with each event's episode id and seq."
+        description = "Record what happened in a subject: one v1 event (docs/formats.md) or an array of them (learner messages, tutor answers with cites, checks with verdicts, quizzes, files with inline content, file removals), in one transaction. Recording the same event twice changes nothing. Returns what was appended, with each event's episode id and seq."
     )]
     async fn record_events(
         &self,
@@ -574,13 +574,18 @@ impl ServerHandler for Memory {
 
 /// A brain error while listing or reading resources.
 fn resource_error(e: tm_brain::Error) -> ErrorData {
-    let code = e.code();
+    use tm_brain::ErrorKind as K;
+    let kind = e.kind();
     let message = e.to_string();
-    let data = Some(error_body(code, &message));
-    match code {
-        "unknown_subject" | "not_found" => ErrorData::resource_not_found(message, data),
-        _ if e.is_input() => ErrorData::invalid_params(message, data),
-        _ => ErrorData::internal_error(message, data),
+    let data = Some(error_body(kind.code(), &message));
+    match kind {
+        K::UnknownSubject | K::NotFound => ErrorData::resource_not_found(message, data),
+        K::InvalidEvent | K::InvalidRequest | K::NotTeaching | K::ExternalIdTaken | K::Conflict => {
+            ErrorData::invalid_params(message, data)
+        }
+        K::ModelFailed | K::StoreUnavailable | K::Internal => {
+            ErrorData::internal_error(message, data)
+        }
     }
 }
 

@@ -25,7 +25,7 @@ pub struct ErrorDetail {
     /// Stable machine-readable code: `unauthorized`, `forbidden`, `not_found`,
     /// `unknown_subject`, `unknown_learner`, `malformed_json`, `invalid_request`, `invalid_event`,
     /// `payload_too_large`, `unsupported_media_type`, `conflict`,
-    /// `external_id_taken`, `model_failed`, `internal`;
+    /// `external_id_taken`, `model_failed`, `store_unavailable`, `internal`;
     /// and for requests that are not HTTP the server can parse,
     /// `malformed_request`, `uri_too_long`, `headers_too_large`.
     pub code: String,
@@ -96,34 +96,28 @@ impl IntoResponse for ApiError {
 
 impl From<tm_store::Error> for ApiError {
     fn from(e: tm_store::Error) -> Self {
-        use tm_store::Error as E;
-        match e {
-            E::UnknownSubject(key) => ApiError::unknown_subject(&key),
-            E::UnknownFile { .. } | E::UnknownEpisode { .. } => {
-                ApiError::new(StatusCode::NOT_FOUND, "not_found", e.to_string())
-            }
-            E::ExternalIdTaken { .. } => {
-                ApiError::new(StatusCode::CONFLICT, "external_id_taken", e.to_string())
-            }
-            E::Key(_) | E::AmbiguousSubject { .. } => ApiError::invalid(e.to_string()),
-            other => ApiError::internal(other.to_string()),
-        }
+        tm_brain::Error::Store(e).into()
+    }
+}
+
+/// The status of each kind of failure. Exhaustive: a kind the brain adds
+/// does not compile until it has a status here.
+pub fn status_of(kind: tm_brain::ErrorKind) -> StatusCode {
+    use tm_brain::ErrorKind as K;
+    match kind {
+        K::InvalidEvent | K::InvalidRequest | K::NotTeaching => StatusCode::UNPROCESSABLE_ENTITY,
+        K::UnknownSubject | K::NotFound => StatusCode::NOT_FOUND,
+        K::ExternalIdTaken | K::Conflict => StatusCode::CONFLICT,
+        K::ModelFailed => StatusCode::BAD_GATEWAY,
+        K::StoreUnavailable => StatusCode::SERVICE_UNAVAILABLE,
+        K::Internal => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
 
 impl From<tm_brain::Error> for ApiError {
     fn from(e: tm_brain::Error) -> Self {
-        let code = e.code();
-        let status = match code {
-            "invalid_event" | "invalid_request" | "not_teaching" => {
-                StatusCode::UNPROCESSABLE_ENTITY
-            }
-            "unknown_subject" | "not_found" => StatusCode::NOT_FOUND,
-            "external_id_taken" => StatusCode::CONFLICT,
-            "model_failed" => StatusCode::BAD_GATEWAY,
-            _ => StatusCode::INTERNAL_SERVER_ERROR,
-        };
-        ApiError::new(status, code, e.to_string())
+        let kind = e.kind();
+        ApiError::new(status_of(kind), kind.code(), e.to_string())
     }
 }
 

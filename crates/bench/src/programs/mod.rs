@@ -61,10 +61,7 @@ pub fn brain(
     location: &str,
     embedder: Arc<dyn tm_embed::Embedder>,
 ) -> anyhow::Result<tm_brain::Brain> {
-    Ok(tm_brain::Brain::new(
-        tm_store::open(location)?,
-        tm_brain::EmbedderSource::Ready(embedder),
-    ))
+    Ok(tm_brain::Brain::open(location, embedder)?)
 }
 
 /// Where a benchmark keeps its data: a SQLite file in a fresh temporary
