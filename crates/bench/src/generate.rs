@@ -1,4 +1,4 @@
-//! Seeded, deterministic learner-subject histories in FORMATS v1.
+//! Seeded, deterministic learner-subject histories in v1 (docs/formats.md).
 //!
 //! Each history is one learner working on one subject, in one of six
 //! languages, for weeks to a year, with quiet months; it asks about the

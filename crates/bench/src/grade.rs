@@ -1,4 +1,4 @@
-//! The graders, exactly as FORMATS "Question file" defines them: string and
+//! The graders, exactly as docs/formats.md "Question file" defines them: string and
 //! id comparisons, never opinions, so the same text always gets the same
 //! score. Strings compare after Unicode default case folding.
 

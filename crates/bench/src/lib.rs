@@ -1,7 +1,7 @@
-//! The quality benchmark (SPEC §9): how much does each design of the tutor's
+//! The quality benchmark (docs/mechanisms.md §9): how much does each design of the tutor's
 //! memory slot earn? Seeded, deterministic learner histories ([`generate`]),
 //! questions pre-registered from each subject's recorded data alone
-//! ([`questions`]), string and id graders exactly as FORMATS "Question file"
+//! ([`questions`]), string and id graders exactly as docs/formats.md "Question file"
 //! ([`grade`]), the four designs run over the same passages and budget
 //! ([`quality`]), and evidence recall on LoCoMo ([`locomo`]) and LongMemEval
 //! ([`longmemeval`]).

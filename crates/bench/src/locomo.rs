@@ -180,7 +180,7 @@ pub fn subject_key(c: &Conversation) -> String {
     format!("{}/{}", c.dataset, slug(&c.sample_id))
 }
 
-/// The conversation as a FORMATS v1 history.
+/// The conversation as a v1 history (docs/formats.md).
 pub fn history(c: &Conversation) -> String {
     let key = subject_key(c);
     let (learner, subject) = key.split_once('/').unwrap_or(("locomo", "conv"));

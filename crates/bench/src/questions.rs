@@ -1,4 +1,4 @@
-//! Pre-registered questions (FORMATS "Question file"), generated per subject
+//! Pre-registered questions (docs/formats.md "Question file"), generated per subject
 //! from that subject's recorded data only: its history and the concept map
 //! its files make. [`generate`] takes exactly those two and a seed — no
 //! store, no recaller, no block — so it cannot peek at any design's output;
@@ -43,7 +43,7 @@ pub const CATEGORIES: [&str; 6] = [
     "taught",
 ];
 
-/// One graded question (FORMATS "Question file").
+/// One graded question (docs/formats.md "Question file").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
     pub id: String,

@@ -1,4 +1,4 @@
-//! The graders on hand-made cases: each key of FORMATS "Question file" holds
+//! The graders on hand-made cases: each key of docs/formats.md "Question file" holds
 //! and fails where it should, prerequisite direction included.
 
 use chrono::{DateTime, TimeZone, Utc};

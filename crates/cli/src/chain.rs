@@ -192,7 +192,7 @@ pub struct ExportArgs {
     json: bool,
 }
 
-/// Writes what the scope covers as FORMATS v1 histories with their files, a
+/// Writes what the scope covers as v1 histories (docs/formats.md) with their files, a
 /// manifest, and each subject's beliefs and map; `import` of the folder
 /// reads it back.
 pub fn export(brain: &Brain, a: ExportArgs) -> Result<ExitCode> {

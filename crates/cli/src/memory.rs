@@ -120,10 +120,10 @@ pub struct BlockArgs {
     /// The learner's time zone (default: the subject's, else UTC).
     #[arg(long)]
     tz: Option<String>,
-    /// Print the block as JSON (FORMATS "Block as JSON").
+    /// Print the block as JSON (docs/formats.md "Block as JSON").
     #[arg(long)]
     json: bool,
-    /// Which design fills the slot (SPEC §9): plain, window, episodes or full.
+    /// Which design fills the slot (docs/mechanisms.md §9): plain, window, episodes or full.
     #[arg(long, default_value = "full")]
     design: tm_model::block::Design,
     /// The learner's question.

@@ -37,7 +37,7 @@ pub use openai::{OpenAiConfig, OpenAiEmbedder};
 pub struct Calibration {
     /// Cosines measure meaning (a neural model), not shared character n-grams.
     pub semantic: bool,
-    /// Concept names at or above this cosine are one concept (SPEC §4: 0.86
+    /// Concept names at or above this cosine are one concept (docs/mechanisms.md §4: 0.86
     /// for all-MiniLM-L6-v2); `None`: concepts merge by name only.
     pub merge_threshold: Option<f32>,
     /// Cosine at or above which an episode matches a question by meaning.

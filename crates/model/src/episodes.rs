@@ -134,7 +134,7 @@ impl Verdict {
     }
 }
 
-/// Salience by kind (SPEC §2). Where the article gives no number we chose one
+/// Salience by kind (docs/mechanisms.md §2). Where the article gives no number we chose one
 /// and say why:
 ///
 /// | kind | salience | why |

@@ -1,4 +1,4 @@
-//! What happened in a subject, as the world tells it: the FORMATS v1 events
+//! What happened in a subject, as the world tells it: the v1 events (docs/formats.md)
 //! (a file arrived or was removed, the learner wrote, the tutor answered, a
 //! check, a quiz) as Rust values. A history file is one producer of them, the
 //! HTTP API another, `teach` and the recorded answer of a turn a third; every
@@ -34,7 +34,7 @@ pub struct Event {
     pub at: DateTime<Utc>,
     pub body: EventBody,
     /// The encoding-v2 salt its episode is sealed with: an extension of
-    /// FORMATS v1 (`"salt"`, 32 hex digits) that an export writes, so the
+    /// docs/formats.md, v1 (`"salt"`, 32 hex digits) that an export writes, so the
     /// re-imported episode has the same digest and chain hash. `None`: the
     /// store draws a fresh one.
     pub salt: Option<[u8; SALT_BYTES]>,
@@ -99,7 +99,7 @@ pub struct SubjectLine {
     pub key: SubjectKey,
     pub title: String,
     pub language: Option<String>,
-    /// The learner's time zone, an optional extension of FORMATS v1.
+    /// The learner's time zone, an optional extension of docs/formats.md, v1.
     pub timezone: Option<Tz>,
     /// The nights the subject's nightly loop ran, where they fall among the
     /// history's events: an optional extension an export writes, so that a
@@ -332,7 +332,7 @@ impl Event {
         self
     }
 
-    /// Reads and checks one event from its JSON (FORMATS v1). Unknown fields
+    /// Reads and checks one event from its JSON (docs/formats.md, v1). Unknown fields
     /// are ignored (the format grows by new optional fields); an unknown
     /// `type`, and a subject line, are errors.
     pub fn from_json(value: Value) -> Result<Event, EventError> {

@@ -1,7 +1,7 @@
 //! The versioned JSON API under `/v1`: what the CLI does, over HTTP, for one
 //! tenant's learners. Every handler resolves the subject through the tenant
 //! (another tenant's subject is 404, exactly like a missing one) and asks the
-//! brain on the blocking pool; events are FORMATS v1 events, read by the same
+//! brain on the blocking pool; events are v1 events (docs/formats.md), read by the same
 //! rules as history files and recorded by the brain's one record path.
 
 use crate::auth::Tenant;
@@ -268,7 +268,7 @@ pub async fn get_subject(
 // ---------------------------------------------------------------- events
 
 /// Reads the events a client sent (one object or an array): each by the
-/// FORMATS v1 rules, no subject lines, and no `path` (the server's file
+/// v1 rules (docs/formats.md), no subject lines, and no `path` (the server's file
 /// system is not the client's). Errors name the event (1-based).
 pub fn client_events(body: serde_json::Value) -> ApiResult<Vec<Event>> {
     let values = match body {
@@ -315,10 +315,10 @@ pub fn client_events(body: serde_json::Value) -> ApiResult<Vec<Event>> {
 }
 
 /// Record events: learner messages, tutor answers with cites, checks,
-/// quizzes, inline files and file removals, in FORMATS v1 history shapes.
+/// quizzes, inline files and file removals, in v1 history shapes (docs/formats.md).
 #[utoipa::path(post, path = "/v1/subjects/{learner}/{subject}/events", tag = "events",
     params(("learner" = String, Path), ("subject" = String, Path)),
-    request_body(content = Object, description = "one FORMATS v1 event or an array of them"),
+    request_body(content = Object, description = "one v1 event (docs/formats.md) or an array of them"),
     responses((status = 200, body = Recorded), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("bearer" = [])))]

@@ -1,6 +1,6 @@
 //! A copy of a learner's data over HTTP (GDPR Art. 20), tenant-scoped: a
 //! ZIP archive of the export folder `tutor-memory export` writes (manifest,
-//! FORMATS v1 histories with their files, beliefs and map). Unpacked, it is
+//! v1 histories (docs/formats.md) with their files, beliefs and map). Unpacked, it is
 //! what `tutor-memory import <folder>` reads back. Another tenant's subject
 //! or learner answers exactly like a missing one (404).
 
@@ -57,7 +57,7 @@ fn archive(export: &Export, name: &str) -> ApiResult<Response> {
         .into_response())
 }
 
-/// Export one subject: a ZIP of its history (FORMATS v1, with the files),
+/// Export one subject: a ZIP of its history (docs/formats.md, v1, with the files),
 /// manifest, beliefs and map.
 #[utoipa::path(get, path = "/v1/subjects/{learner}/{subject}/export", tag = "erasure",
     params(("learner" = String, Path), ("subject" = String, Path), ExportQuery),

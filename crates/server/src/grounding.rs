@@ -1,6 +1,6 @@
 //! Is an answer grounded? Each claim of the answer is traced to a line of the
 //! learner's current files (the passages retrieved for the question) or to a
-//! memory recalled for the turn (SPEC §7); the answer gets a stance
+//! memory recalled for the turn (docs/mechanisms.md §7); the answer gets a stance
 //! (answered, partial, couldnt), saved as a `grounding` annotation on the
 //! answer episode when the answer is named. No model is called.
 

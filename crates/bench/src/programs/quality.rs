@@ -1,4 +1,4 @@
-//! `bench quality`: the four designs on pre-registered questions (SPEC §9).
+//! `bench quality`: the four designs on pre-registered questions (docs/mechanisms.md §9).
 //! Histories are generated (or read), imported, the questions written to a
 //! file, and only then is any design run; the table, JSON, an SVG chart and
 //! every failure are written to the output folder.

@@ -22,7 +22,7 @@
 //! * "partial" as half a success is the natural reading of a half-right answer
 //!   and needs no extra parameter;
 //! * the mean is a ranking of how likely the next check is passed, which is
-//!   exactly what calibration (SPEC §8) then tests against verdicts; until that
+//!   exactly what calibration (docs/mechanisms.md §8) then tests against verdicts; until that
 //!   says "calibrated", treat it as a ranking, not a probability.
 //!
 //! # Claims and thresholds
@@ -230,7 +230,7 @@ pub fn evidence(verdict: Verdict) -> (f64, f64) {
     }
 }
 
-/// Mastery predicted before a check, for calibration (SPEC §8): the current
+/// Mastery predicted before a check, for calibration (docs/mechanisms.md §8): the current
 /// belief's confidence, or the prior mean when there is none.
 pub fn predicted_mastery(current: Option<&BeliefRow>) -> f64 {
     match current {

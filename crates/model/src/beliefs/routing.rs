@@ -2,7 +2,7 @@
 //! nothing a belief could be held on.
 //!
 //! In teach mode a check's "topic" was often the learner's own words, which
-//! produced beliefs such as *understands ask me the questions* (SPEC §5). So a
+//! produced beliefs such as *understands ask me the questions* (docs/mechanisms.md §5). So a
 //! topic is routed **by name only**:
 //!
 //! 1. the topic's canonical key equals a concept's name or alias → that concept;

@@ -1,4 +1,4 @@
-//! Which design of the tutor builds the memory slot (SPEC §9)? The benchmark
+//! Which design of the tutor builds the memory slot (docs/mechanisms.md §9)? The benchmark
 //! compares four that differ only in what reaches the prompt; all of them
 //! receive the same file passages and the same token budget.
 

@@ -1,5 +1,5 @@
 //! What does the tutor's prompt receive on one turn, and how does it fit a
-//! token budget? (SPEC §6, §8's citation label, FORMATS "Block as JSON".)
+//! token budget? (docs/mechanisms.md §6, §8's citation label, docs/formats.md "Block as JSON".)
 //!
 //! This module is the pure renderer and budgeter: the orchestration gathers
 //! beliefs, recalled episodes and the map, then calls [`render`] with plain
@@ -27,7 +27,7 @@
 //! is not the year of the turn in that zone ("12 Jul 2025"). Earlier work is
 //! grouped by day: a day's line (`12 Jul:`, [`is_day_line`]) opens its
 //! episodes, so a date is printed once a day, not once a line. It used to
-//! open every line (`- 12 Jul · you were asked: …`, SPEC §6): about six
+//! open every line (`- 12 Jul · you were asked: …`, docs/mechanisms.md §6): about six
 //! o200k tokens a line, a fifth of a short conversation turn (issue 17,
 //! LoCoMo `past_budget`).
 //!
@@ -125,7 +125,7 @@ static NOTE_COSTS: LazyLock<(usize, usize)> = LazyLock::new(|| {
         count_tokens(&format!(" {MAP_NOTE}")),
     )
 });
-/// The label carried by a recalled episode whose cited file changed (SPEC §8).
+/// The label carried by a recalled episode whose cited file changed (docs/mechanisms.md §8).
 pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replaced or removed]";
 /// Longest episode text printed, in characters (about a paragraph, ~110
 /// o200k tokens of English); a longer text is shown as an [`excerpt`] of the
@@ -149,7 +149,7 @@ pub enum Mode {
 }
 
 impl Mode {
-    /// `ordinary` or `record`, as in FORMATS "Block as JSON".
+    /// `ordinary` or `record`, as in docs/formats.md "Block as JSON".
     pub fn as_str(self) -> &'static str {
         match self {
             Mode::Ordinary => "ordinary",

@@ -1,4 +1,4 @@
-//! Where does the block go in the host's prompt (SPEC §6, "Legacy sections")?
+//! Where does the block go in the host's prompt (docs/mechanisms.md §6, "Legacy sections")?
 //!
 //! Order: system, memory slot (our block), material passages, then the legacy
 //! assessment section behind a bridging note. A model reads the first

@@ -1,5 +1,5 @@
 //! Where does each claim of the tutor's answer come from, and did the answer
-//! answer? (SPEC §7, memory as citation.)
+//! answer? (docs/mechanisms.md §7, memory as citation.)
 //!
 //! The host's tracer knew only the learner's files, so a true "in July we
 //! covered osmosis" read as "not in your notes". Here the memories recalled

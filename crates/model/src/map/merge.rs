@@ -2,7 +2,7 @@
 //!
 //! A concept joins the node that answers to its canonical key (or one of its
 //! aliases); failing that, the existing node whose name is most similar above
-//! the caller's threshold. SPEC §4 gives 0.86 for the neural embedder. A
+//! the caller's threshold. docs/mechanisms.md §4 gives 0.86 for the neural embedder. A
 //! feature-hashing embedder scores unrelated short names higher and related
 //! ones lower, so its caller should pass a stricter threshold (0.92 or above)
 //! or rely on keys alone (`threshold >= 1.0`); the caller decides and owns the choice.

@@ -1,4 +1,4 @@
-//! The concept map: what is this subject made of, and what builds on what (SPEC §4).
+//! The concept map: what is this subject made of, and what builds on what (docs/mechanisms.md §4).
 //!
 //! Files come in as bounded lists of [`ExtractedConcept`]s; [`ConceptMap::merge_file`]
 //! joins them by canonical key or embedding similarity, keeping every file's

@@ -1,6 +1,6 @@
 //! How ready is the *material* on a concept, and on the whole subject?
 //!
-//! Four bands (SPEC §4): 0.35 only named; 0.60 explained by a current file;
+//! Four bands (docs/mechanisms.md §4): 0.35 only named; 0.60 explained by a current file;
 //! 0.85 confirmed by a passed check; 1.0 taught by a person. Subject readiness
 //! is the centrality-weighted mean, so an unexplained hub costs more than a leaf.
 //! This is about the material, not the learner's mastery.

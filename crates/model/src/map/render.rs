@@ -1,6 +1,6 @@
 //! How does the map read inside the memory block?
 //!
-//! The header says what its percentage is about (SPEC §4):
+//! The header says what its percentage is about (docs/mechanisms.md §4):
 //! `SUBJECT MAP (16 concepts; the files explain 79% of it, this is about the material, NOT the student's mastery):`
 //! The percentage is the share of the map's concepts that at least one current
 //! (not removed) file explains, rounded to the nearest whole percent. Concepts

@@ -3,7 +3,7 @@
 //! time, so the store's file versions say whether that version is still the
 //! current one.
 //!
-//! Three results, all first-class (SPEC §8):
+//! Three results, all first-class (docs/mechanisms.md §8):
 //! * **holds** — every cited version is still the file's current version, same checksum;
 //! * **changed** — a cited file was replaced (by which version) or removed;
 //! * **unverifiable** — the memory cites no file (a conversation, a check).

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use crate::episodes::{Kind, Verdict, one_line};
 
-/// Headlines kept per day (SPEC §8: the five most salient).
+/// Headlines kept per day (docs/mechanisms.md §8: the five most salient).
 pub const HEADLINES: usize = 5;
 /// Topics listed at most, most touched first.
 pub const TOPICS: usize = 12;

@@ -1,4 +1,4 @@
-//! The nightly loop's pure rules (SPEC §8): what one day compresses to, how
+//! The nightly loop's pure rules (docs/mechanisms.md §8): what one day compresses to, how
 //! well predicted mastery matched the verdicts, whether a cited file still
 //! holds, what the next turn should read first, how the memory describes its
 //! own limits, and the report a teacher or learner reads.

@@ -13,7 +13,7 @@ use super::calibration::{Calibration, MIN_PREDICTED, Status};
 use crate::beliefs::DECAY_AFTER_DAYS;
 use crate::block::DEFAULT_HOW_TO_USE;
 
-/// The limit stated until calibration says otherwise (SPEC §8).
+/// The limit stated until calibration says otherwise (docs/mechanisms.md §8).
 pub const RANKING_LIMIT: &str = "treat confidence as a ranking, not a probability";
 
 /// The facts a self-model is composed from.

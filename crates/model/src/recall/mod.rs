@@ -3,10 +3,10 @@
 //! The store gathers the candidate pools over the whole history (the 500 most
 //! recent, full-text hits on [`distinctive_terms`], episodes touching a routed
 //! concept, semantic neighbours), unions them and fills each [`Candidate`]'s
-//! signals. This module then does what SPEC §3 asks, with no IO:
+//! signals. This module then does what docs/mechanisms.md §3 asks, with no IO:
 //!
-//! 1. **Time is a filter**: with a window, recall runs inside it first (SPEC
-//!    §3; the article: "il richiamo agisce prima al suo interno"). Its
+//! 1. **Time is a filter**: with a window, recall runs inside it first (docs/mechanisms.md
+//!    §3). Its
 //!    candidates (no narrations) rank before anything else; an empty window
 //!    is reported, never back-filled. When the question has content, what
 //!    matches it outside the window follows, flagged. It used to be the
@@ -28,8 +28,8 @@
 //!    relevance relative to the question's closest neighbour when that is below
 //!    paraphrase level ([`RecallParams::semantic_full_for`]); recency
 //!    (`0.5^(age_days/75)`) breaks ties — the newer first — and does not rank,
-//!    as the article has it ("la recenza spareggia, non classifica"). SPEC §3
-//!    weighs it 0.15 in the sum, where across a ten-month conversation it spans
+//!    as the original design has it. Its scoring
+//!    weighed it 0.15 in the sum, where across a ten-month conversation it spans
 //!    0.14 of the score and pushed older evidence past the budget: on LoCoMo
 //!    (`past_budget` 473 → 439) evidence recall at 1,500 tokens went 0.736 →
 //!    0.746 by id and 0.692 → 0.703 by content, the quality benchmark unchanged
@@ -61,7 +61,7 @@ pub use narration::narrates_period;
 pub(crate) use terms::is_cjk;
 pub use terms::{distinctive_terms, episode_index_text, index_terms, index_text, lexical_overlap};
 
-/// Weight of relevance in the score (SPEC §3; hand-set, not tuned).
+/// Weight of relevance in the score (docs/mechanisms.md §3; hand-set, not tuned).
 pub const RELEVANCE_WEIGHT: f32 = 0.55;
 /// Weight of salience in the score.
 pub const SALIENCE_WEIGHT: f32 = 0.30;
@@ -212,7 +212,7 @@ pub struct RecallParams {
     /// paraphrases). Between the floor and this, relevance rises linearly.
     pub semantic_full: f32,
     /// Cosine between the question's vector and a concept name's vector at
-    /// or above which the question is routed to that concept (SPEC §1: one
+    /// or above which the question is routed to that concept (docs/mechanisms.md §1: one
     /// query vector serves routing and recall). Default 0.5 for MiniLM: a
     /// question and a short name are less alike than two sentences, so the
     /// floor sits above the episode floor yet below paraphrase level; chosen
@@ -586,8 +586,7 @@ pub fn recall(
         Basis::NoQuestion | Basis::NothingMatched => entries.sort_unstable_by(Entry::by_recency),
     }
 
-    // Recall runs inside the window first (SPEC §3, the article: "der
-    // Abruf läuft zuerst darin"); when the question has content, what
+    // Recall runs inside the window first (docs/mechanisms.md §3); when the question has content, what
     // matches it outside the window follows every episode inside it.
     if window.is_some() && question_present && !window_empty {
         let scale = params.semantic_scale(outside.iter().map(|(_, c)| *c));

@@ -2,7 +2,7 @@
 //!
 //! Such an answer is the tutor remembering that it remembered: recalling it
 //! as evidence of July would let one narration stand in for the record itself
-//! (SPEC §3). Cues live in `data/narration/<lang>.txt`; each is a sequence of
+//! (docs/mechanisms.md §3). Cues live in `data/narration/<lang>.txt`; each is a sequence of
 //! folded words where `{month}` stands for any one word and `*` for one to
 //! three words. Real month names belong to the time-window parser; a cue with
 //! `{month}` therefore always carries a verb ("in {month} we covered") so that

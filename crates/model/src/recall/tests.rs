@@ -58,7 +58,7 @@ fn recency_halves_every_75_days() {
     assert!((recency(now + Duration::days(3), now) - 1.0).abs() < 1e-6);
 }
 
-/// SPEC §3's worked example: by weights alone the fresh irrelevant note would
+/// docs/mechanisms.md §3's worked example: by weights alone the fresh irrelevant note would
 /// win if relevance decayed with age; the gate discards it instead.
 #[test]
 fn fresh_irrelevant_note_loses_to_old_exact_match() {

@@ -1,7 +1,7 @@
 //! Time windows: which stretch of the learner's calendar does a question ask
 //! about? "What did we cover in July?" becomes the half-open interval of
 //! instants `[1 July 00:00, 1 August 00:00)` in the learner's time zone, so
-//! recall can run inside it first (SPEC §3, "Time is a filter, not a hint").
+//! recall can run inside it first (docs/mechanisms.md §3, "Time is a filter, not a hint").
 //!
 //! # What is recognised
 //! * **Month names**, with or without a year ("in July", "im Juli 2025",
