@@ -1,6 +1,6 @@
 //! The PDF page/form walk's fuzz body (`fuzz/fuzz_targets/pdf_walk.rs`),
 //! written once: libFuzzer calls it with generated inputs, and the project's
-//! corpus replay (`crates/brain/tests/fuzz_corpus.rs`) and a property test
+//! corpus replay (`crates/brain/tests/suite/fuzz_corpus.rs`) and a property test
 //! (`tests/pages.rs`) run it on every `cargo test`.
 //!
 //! The bytes describe a small PDF rather than being one: a few pages and a

@@ -63,67 +63,6 @@ pub(crate) fn pages(c: &Connection, version_id: i64) -> Result<Vec<String>> {
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-pub(crate) fn add(
-    c: &Connection,
-    s: &Subject,
-    name: &str,
-    bytes: &[u8],
-    format: &str,
-    pages: &[String],
-    at: DateTime<Utc>,
-) -> Result<FileAdded> {
-    let sha = hex::encode(Sha256::digest(bytes));
-    let now = to_ms(at);
-    c.execute(
-        "INSERT INTO files (subject_id, name) VALUES (?1, ?2) ON CONFLICT (subject_id, name) DO NOTHING",
-        params![s.id, name],
-    )?;
-    let file_id: i64 = c.query_row(
-        "SELECT id FROM files WHERE subject_id = ?1 AND name = ?2",
-        params![s.id, name],
-        |r| r.get(0),
-    )?;
-    let current = current_version(c, s, name)?;
-    if let Some(cur) = &current
-        && cur.sha256 == sha
-        && cur.removed_at.is_none()
-    {
-        return Ok(FileAdded::Unchanged(cur.clone()));
-    }
-    let version: i64 = c.query_row(
-        "SELECT COALESCE(MAX(version), 0) + 1 FROM file_versions WHERE file_id = ?1",
-        [file_id],
-        |r| r.get(0),
-    )?;
-    c.execute(
-        "INSERT INTO file_versions (file_id, version, sha256, bytes, format, added_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![file_id, version, sha, bytes, format, now],
-    )?;
-    let id = c.last_insert_rowid();
-    {
-        let mut ins = c.prepare_cached(
-            "INSERT INTO file_pages (version_id, page, text) VALUES (?1, ?2, ?3)",
-        )?;
-        for (i, text) in pages.iter().enumerate() {
-            ins.execute(params![id, i as i64 + 1, text])?;
-        }
-    }
-    index_version(c, s.id, id, pages)?;
-    let replaced = match current {
-        Some(cur) if cur.removed_at.is_none() => {
-            c.execute(
-                "UPDATE file_versions SET replaced_at = ?1, replaced_by = ?2 WHERE id = ?3",
-                params![now, id, cur.id],
-            )?;
-            Some(cur.id)
-        }
-        _ => None,
-    };
-    let version = current_version(c, s, name)?
-        .ok_or_else(|| Error::Corrupt(format!("file {name:?} vanished after insert")))?;
-    Ok(FileAdded::New { version, replaced })
-}
-
 /// Splits and indexes the pages of one file version.
 pub(crate) fn index_version(
     c: &Connection,
@@ -341,7 +280,57 @@ impl FileWrite for SqliteTx<'_> {
         pages: &[String],
         at: DateTime<Utc>,
     ) -> Result<FileAdded> {
-        add(&self.tx, s, name, bytes, format, pages, at)
+        let c: &Connection = &self.tx;
+        let sha = hex::encode(Sha256::digest(bytes));
+        let now = to_ms(at);
+        c.execute(
+            "INSERT INTO files (subject_id, name) VALUES (?1, ?2) ON CONFLICT (subject_id, name) DO NOTHING",
+            params![s.id, name],
+        )?;
+        let file_id: i64 = c.query_row(
+            "SELECT id FROM files WHERE subject_id = ?1 AND name = ?2",
+            params![s.id, name],
+            |r| r.get(0),
+        )?;
+        let current = current_version(c, s, name)?;
+        if let Some(cur) = &current
+            && cur.sha256 == sha
+            && cur.removed_at.is_none()
+        {
+            return Ok(FileAdded::Unchanged(cur.clone()));
+        }
+        let version: i64 = c.query_row(
+            "SELECT COALESCE(MAX(version), 0) + 1 FROM file_versions WHERE file_id = ?1",
+            [file_id],
+            |r| r.get(0),
+        )?;
+        c.execute(
+            "INSERT INTO file_versions (file_id, version, sha256, bytes, format, added_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![file_id, version, sha, bytes, format, now],
+        )?;
+        let id = c.last_insert_rowid();
+        {
+            let mut ins = c.prepare_cached(
+                "INSERT INTO file_pages (version_id, page, text) VALUES (?1, ?2, ?3)",
+            )?;
+            for (i, text) in pages.iter().enumerate() {
+                ins.execute(params![id, i as i64 + 1, text])?;
+            }
+        }
+        index_version(c, s.id, id, pages)?;
+        let replaced = match current {
+            Some(cur) if cur.removed_at.is_none() => {
+                c.execute(
+                    "UPDATE file_versions SET replaced_at = ?1, replaced_by = ?2 WHERE id = ?3",
+                    params![now, id, cur.id],
+                )?;
+                Some(cur.id)
+            }
+            _ => None,
+        };
+        let version = current_version(c, s, name)?
+            .ok_or_else(|| Error::Corrupt(format!("file {name:?} vanished after insert")))?;
+        Ok(FileAdded::New { version, replaced })
     }
     fn remove_file(&mut self, s: &Subject, name: &str, at: DateTime<Utc>) -> Result<FileVersion> {
         let c: &Connection = &self.tx;

@@ -5,7 +5,7 @@
 //! Spanish and Arabic over a small history written in that language.
 //!
 //! After an intended change to the block, update the snapshots with
-//! `UPDATE_EXPECT=1 cargo test -p tm-brain --test block_snapshots`.
+//! `UPDATE_EXPECT=1 cargo test -p tm-brain --test suite block_snapshots`.
 
 use chrono::{DateTime, Utc};
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! too large, a request line that is not HTTP) are answered in the API's one
 //! JSON error shape, and an ordinary request on the same server is untouched.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::sync::Arc;

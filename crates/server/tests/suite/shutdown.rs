@@ -1,7 +1,7 @@
 //! Graceful shutdown: a write in flight when the signal comes is finished,
 //! answered and committed; afterwards the server takes no new connection.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use std::sync::Arc;

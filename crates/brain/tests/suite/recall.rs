@@ -2,7 +2,7 @@
 //! repetitions collapse, time is a filter in many languages, narrations of a
 //! period are not memories of it.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use std::sync::Arc;

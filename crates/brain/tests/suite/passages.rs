@@ -1,6 +1,6 @@
 //! Passage retrieval over a subject's current files.
 
-mod common;
+use crate::common;
 
 use tm_brain::passages::{embed_missing, passages};
 use tm_embed::HashEmbedder;

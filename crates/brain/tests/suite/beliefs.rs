@@ -1,7 +1,7 @@
 //! Beliefs through the store: a change of mind is a new row, utterances never
 //! become beliefs, re-derivation retires and replays without touching episodes.
 
-mod common;
+use crate::common;
 
 use tm_model::beliefs::Claim;
 use tm_model::subject::SubjectKey;

@@ -12,7 +12,7 @@ use tm_model::block::{CLOSER, OPENER, count_tokens};
 use tm_model::subject::Subject;
 use tm_store::sqlite::SqliteStore;
 
-mod common;
+use crate::common;
 
 const WORDS: [&str; 16] = [
     "cell", "membrane", "osmosis", "water", "nucleus", "energy", "July", "protein", "gel", "what",

@@ -9,7 +9,7 @@ use tm_brain::block::BlockRequest;
 use tm_brain::{Brain, Scope};
 use tm_model::episodes::ChainState;
 
-mod common;
+use crate::common;
 
 /// In every text a learner can leave.
 const CANARY: &str = "Zqxv7731Canary";

@@ -1,7 +1,7 @@
 //! Importing histories: what lands, what is refused, and that a refused
 //! import leaves the store exactly as it was.
 
-mod common;
+use crate::common;
 
 use common::{import, memory};
 use std::path::Path;

@@ -12,7 +12,7 @@ use tm_brain::nightly::NightlyOptions;
 use tm_brain::{Brain, Scope};
 use tm_model::subject::Subject;
 
-mod common;
+use crate::common;
 
 fn at(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().to_utc()

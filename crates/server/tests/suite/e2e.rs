@@ -4,7 +4,7 @@
 //! artifact). Without Chromium (`/usr/bin/chromium`, or `$CHROMIUM`) the test
 //! says it was skipped; CI installs it.
 
-mod common;
+use crate::common;
 
 use chrono::Utc;
 use std::path::{Path, PathBuf};

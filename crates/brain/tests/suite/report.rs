@@ -6,7 +6,7 @@ use expect_test::expect;
 use tm_brain::nightly::{NightlyOptions, run};
 use tm_store::StoreExt;
 
-mod common;
+use crate::common;
 
 fn t(s: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(s).unwrap().with_timezone(&Utc)

@@ -3,7 +3,7 @@
 //! waits for five predictions, citations are verified as holds / changed /
 //! unverifiable.
 
-mod common;
+use crate::common;
 
 use chrono::{DateTime, Utc};
 use tm_brain::nightly::{NightlyOptions, run};
