@@ -1,8 +1,8 @@
 //! The integration tests of `server`, one module a concern, built as one binary
 //! (a binary a file linked the crate and its dependencies once each).
 
-mod common;
 mod api;
+mod common;
 mod e2e;
 mod shutdown;
 mod wire;
