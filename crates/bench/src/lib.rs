@@ -20,7 +20,6 @@ pub mod programs;
 pub mod quality;
 pub mod questions;
 pub mod rng;
-pub mod sample;
 pub mod subjects;
 pub mod templates;
 

@@ -1,5 +1,6 @@
 //! `bench`: the benchmark programs of `tm_bench::programs`, as subcommands.
 
+use crate::{progress, sample};
 use anyhow::Result;
 use clap::Subcommand;
 use std::process::ExitCode;
@@ -39,15 +40,15 @@ pub enum What {
 
 pub fn run(what: What) -> Result<ExitCode> {
     match what {
-        What::Load(o) => programs::load::run(&o),
+        What::Load(o) => programs::load::run(&o, &progress::reporter),
         What::Chain(o) => programs::chain::run(&o),
-        What::Map(o) => programs::map::run(&o),
+        What::Map(o) => programs::map::run(&o, &sample::files()),
         What::Erase(o) => programs::erase::run(&o),
         What::Block(o) => programs::block::run(&o),
         What::Nightly(o) => programs::nightly::run(&o),
-        What::Quality(o) => programs::quality::run(&o),
-        What::Locomo(o) => programs::locomo::run(&o),
-        What::Longmemeval(o) => programs::longmemeval::run(&o),
+        What::Quality(o) => programs::quality::run(&o, &progress::reporter),
+        What::Locomo(o) => programs::locomo::run(&o, &progress::reporter),
+        What::Longmemeval(o) => programs::longmemeval::run(&o, &progress::reporter),
         What::Recall(o) => programs::recall::run(&o),
         What::Crosslingual(o) => programs::crosslingual::run(&o),
     }?;

@@ -5,11 +5,11 @@
 //! web report.
 
 use crate::print::{describe, print_log, print_map, print_recall};
+use crate::progress::{advance, bar};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
-use tm_bench::programs::progress::{advance, bar};
 use tm_brain::Brain;
 use tm_brain::nightly::NightlyOptions;
 use tm_brain::recall::RecallQuery;
@@ -50,7 +50,7 @@ pub fn run(g: &crate::Global, a: DemoArgs) -> Result<ExitCode> {
         }
     }
     let dir = tempfile::tempdir().context("creating a folder for the sample files")?;
-    let history = tm_bench::sample::write(dir.path()).context("writing the sample files")?;
+    let history = crate::sample::write(dir.path()).context("writing the sample files")?;
     let brain = crate::brain(&crate::Global {
         db: db.display().to_string(),
         ..g.clone()

@@ -10,6 +10,8 @@ mod memory;
 mod migrate;
 mod nightly;
 mod print;
+mod progress;
+mod sample;
 mod serve;
 
 use anyhow::{Context, Result, bail};

@@ -2,11 +2,11 @@
 //! recall, block, answer, map, teach, beliefs, rederive, reembed.
 
 use crate::print::{print_map, print_recall};
+use crate::progress::{advance, bar};
 use crate::{parse_instant, time_zone};
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tm_bench::programs::progress::{advance, bar};
 use tm_brain::Brain;
 use tm_brain::recall::RecallQuery;
 use tm_model::passages::Passage;

@@ -1,10 +1,10 @@
 //! `tutor-memory migrate`: a SQLite store copied into an empty PostgreSQL
 //! database, ids and hashes as they are, every chain verified on arrival.
 
+use crate::progress::{advance, bar};
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use tm_bench::programs::progress::{advance, bar};
 
 #[derive(clap::Args)]
 pub struct MigrateArgs {

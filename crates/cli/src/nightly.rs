@@ -1,10 +1,10 @@
 //! `nightly` and `report`: the nightly loop as cron (or `--every`) calls it,
 //! and the subject report for a teacher or learner.
 
+use crate::progress::{advance, bar};
 use anyhow::{Context, Result, bail};
 use chrono::{Duration, NaiveDate, Utc};
 use std::process::ExitCode;
-use tm_bench::programs::progress::{advance, bar};
 use tm_brain::Brain;
 use tm_brain::nightly::{NightlyOptions, NightlyReport};
 

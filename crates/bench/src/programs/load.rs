@@ -177,7 +177,7 @@ fn generate(
     Ok((subject, start + ChronoDuration::seconds(span + 86_400)))
 }
 
-pub fn run(args: &Options) -> Result<()> {
+pub fn run(args: &Options, progress: super::Progress) -> Result<()> {
     let scratch = super::Scratch::new(args.pg.as_deref(), "load.db")?;
     let embedder = super::embedder(&args.embedder, args.model_dir.as_deref())?;
     let n_subjects = args.subjects.max(1);
@@ -210,9 +210,9 @@ pub fn run(args: &Options) -> Result<()> {
     }
     let mut embedded = 0;
     for s in &subjects {
-        let bar = super::progress::bar("embedding [{bar:40}] {pos}/{len} episodes");
-        embedded += brain.reembed(s, &mut |d, n| super::progress::advance(&bar, d, n))?;
-        bar.finish_and_clear();
+        let mut tick = progress("embedding", "episodes");
+        embedded += brain.reembed(s, &mut |d, n| tick(d, n))?;
+        drop(tick);
     }
     scratch.settle()?;
     let key = tm_server::auth::generate().context("randomness")?;

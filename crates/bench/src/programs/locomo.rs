@@ -3,7 +3,7 @@
 //! window, episodes and full designs and the BM25-only, vector-only, fused and
 //! most-recent baselines, all in one run.
 
-use super::progress::{advance, bar};
+use super::Progress;
 use anyhow::{Context, Result};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -39,9 +39,9 @@ pub struct Options {
     pub model_dir: Option<PathBuf>,
 }
 
-pub fn run(o: &Options) -> Result<()> {
+pub fn run(o: &Options, progress: Progress) -> Result<()> {
     let convs = crate::locomo::load(&o.data)?;
-    measure(o, &convs, &crate::locomo::LOCOMO)
+    measure(o, &convs, &crate::locomo::LOCOMO, progress)
 }
 
 /// Imports the conversations (once, into a kept store), measures every
@@ -50,6 +50,7 @@ pub(crate) fn measure(
     o: &Options,
     convs: &[crate::locomo::Conversation],
     categories: &crate::locomo::Categories,
+    progress: Progress,
 ) -> Result<()> {
     if o.budgets.is_empty() || o.budgets.contains(&0) {
         anyhow::bail!("--budgets takes positive token counts");
@@ -72,24 +73,24 @@ pub(crate) fn measure(
     let brain = super::brain(&db.display().to_string(), embedder)
         .with_context(|| format!("opening {}", db.display()))?;
     let t = Instant::now();
-    let progress = bar("importing [{bar:40}] {pos}/{len} conversations");
-    let subjects = crate::locomo::import(&brain, convs, &mut |d, n| advance(&progress, d, n))?;
-    progress.finish_and_clear();
+    let mut tick = progress("importing", "conversations");
+    let subjects = crate::locomo::import(&brain, convs, &mut |d, n| tick(d, n))?;
+    drop(tick);
     println!(
         "imported and embedded with {} in {:.1} s",
         brain.embedder_name()?,
         t.elapsed().as_secs_f64()
     );
-    let progress = bar("questions [{bar:40}] {pos}/{len}");
+    let mut tick = progress("questions", "");
     let reports = crate::locomo::run(
         &brain,
         convs,
         &subjects,
         &o.budgets,
         categories,
-        &mut |d, n| advance(&progress, d, n),
+        &mut |d, n| tick(d, n),
     )?;
-    progress.finish_and_clear();
+    drop(tick);
     for report in &reports {
         println!(
             "at {} o200k tokens ({} QA items skipped: no evidence turn said by the time of the question; all budgets {:.1} s):\n",

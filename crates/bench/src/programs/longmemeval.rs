@@ -18,7 +18,7 @@ pub struct Options {
     pub limit: Option<usize>,
 }
 
-pub fn run(o: &Options) -> Result<()> {
+pub fn run(o: &Options, progress: super::Progress) -> Result<()> {
     let convs = crate::longmemeval::load(&o.common.data, o.limit)?;
-    measure(&o.common, &convs, &crate::longmemeval::CATEGORIES)
+    measure(&o.common, &convs, &crate::longmemeval::CATEGORIES, progress)
 }

@@ -12,21 +12,20 @@ use tm_model::map::{ConceptMap, ExtractedConcept, teaching_order, validate_defin
 #[derive(Debug, Clone)]
 #[cfg_attr(feature = "cli", derive(clap::Args))]
 pub struct Options {
-    /// Markdown or text files to read (default: the sample subject's files).
+    /// Markdown or text files to read (default: the files the face gives,
+    /// the sample subject's for the CLI).
     pub files: Vec<PathBuf>,
     /// Also list each file's concepts: name, pages, builds-on and definition.
     #[cfg_attr(feature = "cli", arg(long))]
     pub concepts: bool,
 }
 
-pub fn run(o: &Options) -> Result<()> {
+/// `default`: (name, text) of the files read when `o.files` names none.
+pub fn run(o: &Options, default: &[(&str, &str)]) -> Result<()> {
     println!("machine: {}", machine());
     let mut inputs: Vec<(String, Vec<u8>)> = Vec::new();
     if o.files.is_empty() {
-        for (name, text) in crate::sample::SAMPLE
-            .iter()
-            .filter(|(n, _)| n.starts_with("files/"))
-        {
+        for (name, text) in default {
             inputs.push((name.to_string(), text.as_bytes().to_vec()));
         }
     }

@@ -199,24 +199,8 @@ pub fn reset_peak() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Progress bars for long work, drawn only on a terminal.
-pub mod progress {
-    use indicatif::{ProgressBar, ProgressStyle};
-
-    /// A bar with `template` (indicatif's syntax).
-    pub fn bar(template: &str) -> ProgressBar {
-        let bar = ProgressBar::new(0);
-        bar.set_style(
-            ProgressStyle::with_template(template)
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
-        );
-        bar
-    }
-
-    /// Moves `bar` to `done` of `total`.
-    pub fn advance(bar: &ProgressBar, done: usize, total: usize) {
-        bar.set_length(total as u64);
-        bar.set_position(done as u64);
-    }
-}
+/// Where a long program says how far it got: given `(what, unit)` for a
+/// stage (`("importing", "conversations")`), the face returns what to call
+/// with `(done, total)` as the stage goes; the stage ends when it is dropped.
+/// The CLI draws a bar on a terminal; a test can count.
+pub type Progress<'a> = &'a dyn Fn(&str, &str) -> Box<dyn FnMut(usize, usize)>;

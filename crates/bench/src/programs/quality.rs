@@ -3,7 +3,7 @@
 //! file, and only then is any design run; the table, JSON, an SVG chart and
 //! every failure are written to the output folder.
 
-use super::progress::{advance, bar};
+use super::Progress;
 use crate::quality;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -61,7 +61,7 @@ fn remove_db(db: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(a: &Options) -> Result<()> {
+pub fn run(a: &Options, progress: Progress) -> Result<()> {
     let designs = designs(&a.design)?;
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     println!("machine: {}", super::machine());
@@ -90,9 +90,9 @@ pub fn run(a: &Options) -> Result<()> {
     remove_db(&db)?;
     let brain = super::brain(&db.display().to_string(), embedder)
         .with_context(|| format!("opening {}", db.display()))?;
-    let progress = bar("importing [{bar:40}] {pos}/{len} histories");
-    quality::import(&brain, &files, &mut |d, n| advance(&progress, d, n))?;
-    progress.finish_and_clear();
+    let mut tick = progress("importing", "histories");
+    quality::import(&brain, &files, &mut |d, n| tick(d, n))?;
+    drop(tick);
     println!(
         "imported and embedded {} histories with {} in {:.1} s",
         files.len(),
@@ -121,16 +121,16 @@ pub fn run(a: &Options) -> Result<()> {
         ),
     }
     let t = Instant::now();
-    let progress = bar("grading [{bar:40}] {pos}/{len} questions");
+    let mut tick = progress("grading", "questions");
     let report = quality::run(
         &brain,
         &questions,
         &designs,
         a.budget,
         chat.as_ref(),
-        &mut |d, n| advance(&progress, d, n),
+        &mut |d, n| tick(d, n),
     )?;
-    progress.finish_and_clear();
+    drop(tick);
     println!(
         "{} questions × {} designs graded in {:.1} s (budget {} tokens)\n",
         questions.len(),

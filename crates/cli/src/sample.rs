@@ -1,5 +1,5 @@
 //! The sample subject shipped in `examples/` (compiled in, so the demo and
-//! the benchmarks run from anywhere): its history and the files it names.
+//! `bench map` run from anywhere): its history and the files it names.
 
 /// (path relative to the history's folder, text).
 pub const SAMPLE: &[(&str, &str)] = &[
@@ -35,4 +35,13 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
         std::fs::write(&path, text)?;
     }
     Ok(dir.join("history.jsonl"))
+}
+
+/// The sample's files (not its history), for `bench map`.
+pub fn files() -> Vec<(&'static str, &'static str)> {
+    SAMPLE
+        .iter()
+        .filter(|(n, _)| n.starts_with("files/"))
+        .copied()
+        .collect()
 }
