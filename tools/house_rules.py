@@ -122,8 +122,6 @@ def circles(root):
                 if not segs or segs[0] not in ("crate", "super", "self"):
                     continue
                 base = here[:]
-                if p.endswith("mod.rs") or p.endswith("lib.rs") or p.endswith("main.rs"):
-                    pass
                 if segs[0] == "crate":
                     base, segs = [], segs[1:]
                 else:

@@ -165,12 +165,12 @@ pub trait IndexRead {
     /// of them are ranked (the scores' statistics stay the whole subject's).
     fn term_hits(&self, s: &Subject, terms: &[String], limit: usize) -> Result<Vec<(i64, f64)>>;
     /// How many of the subject's episodes hold `term`, counted up to `limit` (the
-    /// hits of [`crate::Reader::term_hits`] without ranking them).
+    /// hits of [`IndexRead::term_hits`] without ranking them).
     fn term_count(&self, s: &Subject, term: &str, limit: usize) -> Result<usize> {
         Ok(self.term_hits(s, &[term.to_string()], limit)?.len())
     }
     /// The distinct words of the subject's full-text index that start with
-    /// `prefix` (a folded term, as [`crate::Reader::term_hits`] takes them) and that
+    /// `prefix` (a folded term, as [`IndexRead::term_hits`] takes them) and that
     /// `keep` accepts, in byte order, at most `limit`: where recall looks for
     /// a question word's other forms ("research" → "researching"). Only words
     /// of this subject's episodes, however the engine shares its index; `keep`

@@ -3,7 +3,7 @@
 //! embedded default, in [`sqlite`]).
 //!
 //! - [`Reader`]: every read, with typed values in and out (a subject, an
-//!   episode, a [`ConceptMap`], a belief row), never SQL.
+//!   episode, a [`ConceptMap`](tm_model::map::ConceptMap), a belief row), never SQL.
 //! - [`Tx`]: a write transaction: every write, plus every read as seen inside
 //!   the transaction. All of it commits, or none.
 //! - [`Store`]: one connection: reads, and [`StoreExt::write`] to run a
@@ -346,7 +346,7 @@ pub(crate) fn assignment(
 }
 
 /// The subject named `key` of `owner`, or (`None`) of whichever one owner
-/// has it: [`Reader::subject_of`] or [`Reader::subject`].
+/// has it: [`SubjectRead::subject_of`] or [`SubjectRead::subject`].
 pub fn subject_named(
     r: &dyn Reader,
     owner: Option<Owner>,

@@ -126,11 +126,10 @@ impl<C: GenericClient> IndexRead for Pg<C> {
     }
     fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
         self.with(|c| {
-            let list = ids;
             c.query(
                 "SELECT id, kind, at, salience, topic, verdict, seq FROM episodes
                  WHERE subject_id = $2 AND id = ANY($1) ORDER BY id",
-                &[&list, &s.id],
+                &[&ids, &s.id],
             )?
             .iter()
             .map(|r| {
@@ -154,10 +153,9 @@ impl<C: GenericClient> IndexRead for Pg<C> {
     }
     fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
         self.with(|c| {
-            let list = ids;
             c.query(
                 "SELECT id, text FROM episodes WHERE subject_id = $2 AND id = ANY($1) ORDER BY id",
-                &[&list, &s.id],
+                &[&ids, &s.id],
             )?
             .iter()
             .map(|r| Ok((r.get(0), free_text(r, 1)?.to_string())))

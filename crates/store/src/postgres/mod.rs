@@ -1,12 +1,12 @@
 //! The shared engine: one PostgreSQL database for many service processes.
 //! The same tables, rows, ids and JSON text as the SQLite engine (so a store
 //! copied from one to the other verifies with the same chain heads), the
-//! same guarantees enforced by triggers, and the same [`Reader`] / [`Tx`]
+//! same guarantees enforced by triggers, and the same [`crate::Reader`] / [`crate::Tx`]
 //! behaviour (the contract suite runs on both).
 //!
 //! Writes happen inside [`Store::transact`], one READ COMMITTED transaction.
 //! A subject's writers queue on a transaction-scoped advisory lock
-//! ([`Tx::lock_subject`], taken by every append before it reads the head),
+//! ([`crate::SubjectWrite::lock_subject`], taken by every append before it reads the head),
 //! so two processes appending to one subject make one chain; writers of
 //! different subjects never wait for each other. The unique `(subject_id,
 //! seq)` index is the last line: a writer that skipped the lock fails rather

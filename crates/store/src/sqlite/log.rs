@@ -2,7 +2,7 @@
 //! seq, id, kind and time, the chain's rows for verification, annotations
 //! and the import record.
 
-use super::{Conn, SqliteTx, from_ms, id_list, to_ms};
+use super::{Conn, SqliteTx, from_ms, id_list, query_ids, to_ms};
 use crate::{Error, LogRead, LogWrite, Result};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -422,17 +422,16 @@ impl<T: Conn> LogRead for T {
         )
     }
     fn annotated_ids(&self, s: &Subject, ids: &[i64], kind: &str) -> Result<Vec<i64>> {
-        let c = self.conn();
-        let mut stmt = c.prepare_cached(
+        query_ids(
+            self.conn(),
             // Driven by the id list (CROSS JOIN keeps that order): joined the
             // other way, SQLite walked every episode of the subject on each turn.
             "SELECT DISTINCT a.episode_id FROM json_each(?1) AS j
              CROSS JOIN annotations a ON a.episode_id = j.value AND a.kind = ?2
              CROSS JOIN episodes e ON e.id = a.episode_id AND e.subject_id = ?3
              ORDER BY a.episode_id",
-        )?;
-        let rows = stmt.query_map(params![id_list(ids), kind, s.id], |r| r.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+            params![id_list(ids), kind, s.id],
+        )
     }
 }
 

@@ -51,6 +51,17 @@ pub(crate) fn id_list(ids: &[i64]) -> String {
 
 pub(crate) use crate::subject_token;
 
+/// The ids (first column) a query's rows give, through the statement cache.
+pub(crate) fn query_ids(
+    c: &Connection,
+    sql: &str,
+    args: impl rusqlite::Params,
+) -> Result<Vec<i64>> {
+    let mut stmt = c.prepare_cached(sql)?;
+    let rows = stmt.query_map(args, |r| r.get::<_, i64>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 /// A SQLite database file: opening it runs the migrations once; each
 /// [`Engine::connect`] then opens a connection of its own.
 pub struct SqliteEngine {

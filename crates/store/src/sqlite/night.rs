@@ -1,7 +1,7 @@
-//! What the nightly loop reads and writes: which subjects were active, the
-//! run log that makes a night idempotent, the citation-check bookkeeping
-//! (never-checked first, then oldest-checked), and the two derived caches
-//! (working set, self-model) that each run replaces.
+//! What the nightly loop reads and writes: the run log that makes a night
+//! idempotent, the citation-check bookkeeping (never-checked first, then
+//! oldest-checked), and the two derived caches (working set, self-model)
+//! that each run replaces.
 
 use super::log::{EPISODE_COLUMNS, episode_row};
 use super::{Conn, SqliteTx, from_ms, to_ms};

@@ -227,7 +227,7 @@ fn postings(
     }
 }
 
-/// As [`crate::Reader::term_hits`] answers, or `None` when FTS5 must.
+/// As [`crate::IndexRead::term_hits`] answers, or `None` when FTS5 must.
 pub(crate) fn term_hits(
     lexicon: Option<&Lexicon>,
     c: &Connection,
@@ -242,7 +242,7 @@ pub(crate) fn term_hits(
     Ok(postings(lexicon, c, s)?.map(|p| p.hits(&phrases, limit)))
 }
 
-/// As [`crate::Reader::term_count`] answers, or `None` when FTS5 must.
+/// As [`crate::IndexRead::term_count`] answers, or `None` when FTS5 must.
 pub(crate) fn term_count(
     lexicon: Option<&Lexicon>,
     c: &Connection,

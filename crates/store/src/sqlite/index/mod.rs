@@ -7,7 +7,7 @@
 
 pub(crate) mod lexicon;
 
-use super::{Conn, SqliteTx, from_ms, id_list, subject_token, to_ms};
+use super::{Conn, SqliteTx, from_ms, id_list, query_ids, subject_token, to_ms};
 use crate::{Error, IndexRead, IndexWrite, Result};
 use chrono::{DateTime, Utc};
 use rusqlite::{Connection, params};
@@ -84,12 +84,6 @@ pub(crate) fn backfill_index(c: &Connection) -> Result<()> {
         index_episode(c, subject_id, id, &text, &concepts)?;
     }
     Ok(())
-}
-
-fn ids(c: &Connection, sql: &str, args: impl rusqlite::Params) -> Result<Vec<i64>> {
-    let mut stmt = c.prepare_cached(sql)?;
-    let rows = stmt.query_map(args, |r| r.get::<_, i64>(0))?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// A turn's recent pool: read from `episodes_live_by_time` alone (schema 12).
@@ -231,7 +225,7 @@ pub(crate) fn blob_to_vec(b: &[u8]) -> Vec<f32> {
 impl<T: Conn> IndexRead for T {
     fn recent_ids(&self, s: &Subject, at: DateTime<Utc>, n: usize) -> Result<Vec<i64>> {
         let c = self.conn();
-        ids(c, RECENT_SQL, params![s.id, to_ms(at), n as i64])
+        query_ids(c, RECENT_SQL, params![s.id, to_ms(at), n as i64])
     }
     fn window_ids(
         &self,
@@ -241,7 +235,7 @@ impl<T: Conn> IndexRead for T {
         n: usize,
     ) -> Result<Vec<i64>> {
         let c = self.conn();
-        ids(
+        query_ids(
             c,
             WINDOW_SQL,
             params![s.id, to_ms(from), to_ms(to), n as i64],
@@ -281,7 +275,7 @@ impl<T: Conn> IndexRead for T {
         // server's CPU at 10,000 episodes).
         let mut out = Vec::new();
         for concept in concepts {
-            out.extend(ids(
+            out.extend(query_ids(
                 c,
                 "SELECT episode_id FROM episode_concepts WHERE subject_id = ?1 AND concept = ?2
                  ORDER BY episode_id DESC LIMIT ?3",
@@ -303,12 +297,11 @@ impl<T: Conn> IndexRead for T {
     }
     fn candidate_facts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<CandidateFacts>> {
         let c = self.conn();
-        let list = ids;
         let mut stmt = c.prepare_cached(
             "SELECT id, kind, at, salience, json_extract(data, '$.topic'), json_extract(data, '$.verdict'), seq
              FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2 ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![id_list(list), s.id], |r| {
+        let rows = stmt.query_map(params![id_list(ids), s.id], |r| {
             let kind: String = r.get(1)?;
             Ok((
                 r.get(0)?,
@@ -347,12 +340,11 @@ impl<T: Conn> IndexRead for T {
     }
     fn texts(&self, s: &Subject, ids: &[i64]) -> Result<Vec<(i64, String)>> {
         let c = self.conn();
-        let list = ids;
         let mut stmt = c.prepare_cached(
             "SELECT id, text FROM episodes WHERE id IN (SELECT value FROM json_each(?1)) AND +subject_id = ?2
              ORDER BY id",
         )?;
-        let rows = stmt.query_map(params![id_list(list), s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let rows = stmt.query_map(params![id_list(ids), s.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
     fn vectors(&self, s: &Subject, model: &str) -> Result<Vec<(i64, Vec<f32>)>> {
