@@ -20,6 +20,7 @@ pub mod programs;
 pub mod quality;
 pub mod questions;
 pub mod rng;
+pub mod split;
 pub mod subjects;
 pub mod templates;
 

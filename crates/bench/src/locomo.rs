@@ -20,6 +20,7 @@ use tm_model::block::{Design, count_tokens};
 use tm_model::recall::distinctive_terms;
 use tm_model::subject::Subject;
 
+use crate::split::Split;
 use crate::{Error, Result, io_err};
 
 /// One turn of a conversation.
@@ -82,8 +83,8 @@ pub fn session_time(s: &str) -> Option<DateTime<Utc>> {
         .map(|t| t.and_utc())
 }
 
-/// Reads `locomo10.json`.
-pub fn load(path: &Path) -> Result<Vec<Conversation>> {
+/// Reads `locomo10.json`, the conversations of one half ([`crate::split`]).
+pub fn load(path: &Path, split: Split) -> Result<Vec<Conversation>> {
     let text = std::fs::read_to_string(path).map_err(io_err(path))?;
     let v: Value = serde_json::from_str(&text).map_err(|e| bad(path, format!("not JSON: {e}")))?;
     let list = v
@@ -163,7 +164,14 @@ pub fn load(path: &Path) -> Result<Vec<Conversation>> {
             qa,
         });
     }
-    Ok(out)
+    let ids: Vec<&str> = out.iter().map(|c| c.sample_id.as_str()).collect();
+    let halves = crate::split::by_conversation(&ids);
+    Ok(out
+        .into_iter()
+        .zip(halves)
+        .filter(|(_, half)| split.keeps(*half))
+        .map(|(c, _)| c)
+        .collect())
 }
 
 fn slug(s: &str) -> String {
@@ -770,5 +778,30 @@ mod tests {
         let lines = episode_lines(&block, &[7, 3]);
         assert_eq!(lines[&3], "- you answered: b");
         assert_eq!(lines.len(), 2);
+    }
+
+    /// The real file, when it is there: its ten conversations split five and five.
+    #[test]
+    fn locomo_splits_five_and_five() {
+        use crate::split::{Split, by_conversation};
+        let path = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/locomo/locomo10.json"
+        ));
+        if !path.is_file() {
+            println!("skipped: LoCoMo not found at {}", path.display());
+            return;
+        }
+        let convs = super::load(&path, Split::All).unwrap();
+        let ids: Vec<&str> = convs.iter().map(|c| c.sample_id.as_str()).collect();
+        let halves = by_conversation(&ids);
+        assert_eq!(halves.iter().filter(|h| **h == Split::Dev).count(), 5);
+        let dev = super::load(&path, Split::Dev).unwrap();
+        let test = super::load(&path, Split::Test).unwrap();
+        assert_eq!((dev.len(), test.len()), (5, 5));
+        assert!(
+            dev.iter()
+                .all(|d| test.iter().all(|t| t.sample_id != d.sample_id))
+        );
     }
 }

@@ -37,19 +37,27 @@ pub struct Options {
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,
+    /// The half to read: `dev` (what ranking is tuned on), `test` (what it is
+    /// judged on) or `all` (BENCHMARKS.md, "Dev and test halves").
+    #[cfg_attr(feature = "cli", arg(long, value_enum, default_value = "all"))]
+    pub split: crate::split::Split,
 }
 
 pub fn run(o: &Options, progress: Progress) -> Result<()> {
-    let convs = crate::locomo::load(&o.data)?;
-    measure(o, &convs, &crate::locomo::LOCOMO, progress)
+    let convs = crate::locomo::load(&o.data, o.split)?;
+    measure(o, &convs, &crate::locomo::LOCOMO, false, progress)
 }
 
 /// Imports the conversations (once, into a kept store), measures every
 /// design and baseline at each budget, prints the tables and writes the JSON.
+/// With `repeated`, the conversations share texts word for word (distractor
+/// sessions) and each distinct text is embedded once ([`super::Remembering`]);
+/// otherwise every turn is embedded, so the import's time is an ingest's.
 pub(crate) fn measure(
     o: &Options,
     convs: &[crate::locomo::Conversation],
     categories: &crate::locomo::Categories,
+    repeated: bool,
     progress: Progress,
 ) -> Result<()> {
     if o.budgets.is_empty() || o.budgets.contains(&0) {
@@ -59,11 +67,15 @@ pub(crate) fn measure(
     let qa: usize = convs.iter().map(|c| c.qa.len()).sum();
     let turns: usize = convs.iter().map(|c| c.turns.len()).sum();
     println!(
-        "{}: {} conversations, {turns} turns, {qa} QA items",
+        "{} ({} half): {} conversations, {turns} turns, {qa} QA items",
         o.data.display(),
+        o.split.as_str(),
         convs.len()
     );
-    let embedder = super::embedder(&o.embedder, o.model_dir.as_deref())?;
+    let mut embedder = super::embedder(&o.embedder, o.model_dir.as_deref())?;
+    if repeated {
+        embedder = std::sync::Arc::new(super::Remembering::new(embedder));
+    }
     // A kept store is imported and embedded once; a rerun finds it done.
     let dir = tempfile::tempdir().context("a folder for the benchmark's store")?;
     let db = o

@@ -56,6 +56,65 @@ pub fn embedder(
     Ok(e.into())
 }
 
+/// An embedder that embeds each distinct text once per run: a haystack with
+/// distractors repeats other instances' sessions word for word in many
+/// subjects (`bench longmemeval --distractors`), and embedding them again was
+/// most of the import. The vectors are the inner embedder's own.
+pub struct Remembering {
+    inner: Arc<dyn tm_embed::Embedder>,
+    seen: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
+}
+
+impl Remembering {
+    pub fn new(inner: Arc<dyn tm_embed::Embedder>) -> Remembering {
+        Remembering {
+            inner,
+            seen: Default::default(),
+        }
+    }
+}
+
+impl tm_embed::Embedder for Remembering {
+    fn calibration(&self) -> tm_embed::Calibration {
+        self.inner.calibration()
+    }
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn dim(&self) -> usize {
+        self.inner.dim()
+    }
+    fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        let poisoned = || tm_embed::Error::Inference("the text cache was poisoned".into());
+        let missing: Vec<&str> = {
+            let seen = self.seen.lock().map_err(|_| poisoned())?;
+            let mut m: Vec<&str> = texts
+                .iter()
+                .copied()
+                .filter(|t| !seen.contains_key(*t))
+                .collect();
+            m.sort_unstable();
+            m.dedup();
+            m
+        };
+        if !missing.is_empty() {
+            let vectors = self.inner.embed(&missing)?;
+            let mut seen = self.seen.lock().map_err(|_| poisoned())?;
+            for (t, v) in missing.iter().zip(vectors) {
+                seen.insert((*t).to_string(), v);
+            }
+        }
+        let seen = self.seen.lock().map_err(|_| poisoned())?;
+        texts
+            .iter()
+            .map(|t| seen.get(*t).cloned().ok_or_else(poisoned))
+            .collect()
+    }
+    fn embed_queries(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        self.inner.embed_queries(texts)
+    }
+}
+
 /// A brain over the store at `location` with `embedder`.
 pub fn brain(
     location: &str,
