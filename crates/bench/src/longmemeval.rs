@@ -373,19 +373,25 @@ mod tests {
         assert!(o.turns.windows(2).all(|w| w[0].at < w[1].at));
     }
 
+    /// The real oracle file, when it is there; else says the test is skipped.
+    fn oracle() -> Option<std::path::PathBuf> {
+        let path = std::path::PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/data/longmemeval/longmemeval_oracle.json"
+        ));
+        if path.is_file() {
+            return Some(path);
+        }
+        println!("skipped: LongMemEval not found at {}", path.display());
+        None
+    }
+
     /// The real oracle file (../shared/data/longmemeval), when it is there:
     /// every instance reads, with the published count of each question type,
     /// and its halves by question id hold every type.
     #[test]
     fn the_oracle_file_reads_with_the_published_types() {
-        let path = std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/longmemeval/longmemeval_oracle.json"
-        ));
-        if !path.is_file() {
-            println!("skipped: LongMemEval not found at {}", path.display());
-            return;
-        }
+        let Some(path) = oracle() else { return };
         let convs = load(&path, &Pick::default()).unwrap();
         assert_eq!(convs.len(), 500);
         let of = |c: u8| convs.iter().filter(|x| x.qa[0].category == c).count();
@@ -435,14 +441,7 @@ mod tests {
     /// evidence; the same seed gives the same haystack, another seed another.
     #[test]
     fn distractors_come_from_the_same_half_and_stay_in_the_span() {
-        let path = std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/longmemeval/longmemeval_oracle.json"
-        ));
-        if !path.is_file() {
-            println!("skipped: LongMemEval not found at {}", path.display());
-            return;
-        }
+        let Some(path) = oracle() else { return };
         let pick = |seed| Pick {
             split: Split::Test,
             per_type: Some(2),
