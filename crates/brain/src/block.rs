@@ -188,7 +188,14 @@ pub fn build(
     // A long episode shows the sentences that carry the words recall searched
     // for (the question's, in their other forms too; an excerpt, marked "…"),
     // not just its first characters.
+    // The best match is printed whole where the budget allows it
+    // (`tm_model::block::shown_chars`).
     let terms = &recall.terms;
+    let best = recall
+        .ranked
+        .iter()
+        .find(|m| m.signals.matched)
+        .map(|m| m.episode.id);
     let episodes: Vec<EpisodeLine> = missed
         .iter()
         .map(|e| (e, 1, false))
@@ -202,16 +209,18 @@ pub fn build(
         .map(|(e, count, outside_window)| {
             let c = citation(e, &versions);
             citations.insert(e.id, c);
+            let max_chars = tm_model::block::shown_chars(&e.text, best == Some(e.id), req.budget);
             EpisodeLine {
                 at: e.at,
                 kind: e.kind.as_str().to_string(),
-                text: tm_model::block::excerpt(&e.text, terms, tm_model::block::EPISODE_CHARS)
+                text: tm_model::block::excerpt(&e.text, terms, max_chars)
                     .unwrap_or_else(|| e.text.clone()),
                 count,
                 changed_citation: c == "changed",
                 external_id: e.external_id.clone(),
                 id: e.id,
                 outside_window,
+                max_chars,
             }
         })
         .collect();
@@ -396,6 +405,7 @@ fn window_block(
             external_id: e.external_id.clone(),
             id: e.id,
             outside_window: false,
+            max_chars: tm_model::block::EPISODE_CHARS,
         })
         .collect();
     let input = BlockInput {

@@ -139,6 +139,30 @@ pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replac
 /// 91 → 0, `past_budget` 414 → 437), the quality benchmark unchanged.
 pub const EPISODE_CHARS: usize = 500;
 
+/// The best match is printed whole, however long, when its whole text takes
+/// at most this share of the budget (a quarter: 300 tokens, some 1,200
+/// characters, at the default 1,200): "remind me what you told me about X"
+/// asks for one earlier answer, and its excerpt by the question's words keeps
+/// the words and loses what was said ([`shown_chars`]).
+///
+/// The failure that set it (issue 43, LongMemEval single-session-assistant
+/// with distractor sessions, class `cut`): the tutor's turn ranked first, 949
+/// characters, printed as an excerpt of its sentences naming the question's
+/// topic, without the title it recommended.
+pub const WHOLE_SHARE: f64 = 0.25;
+
+/// How many characters of an episode's `text` its line prints: all of them
+/// (`usize::MAX`) when it is the best match (`best`) and fits [`WHOLE_SHARE`]
+/// of `budget_tokens`, else [`EPISODE_CHARS`].
+pub fn shown_chars(text: &str, best: bool, budget_tokens: usize) -> usize {
+    let long = text.chars().nth(EPISODE_CHARS).is_some();
+    if best && long && count_tokens(text) as f64 <= WHOLE_SHARE * budget_tokens as f64 {
+        usize::MAX
+    } else {
+        EPISODE_CHARS
+    }
+}
+
 /// Which order the block takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
@@ -181,6 +205,9 @@ pub struct EpisodeLine {
     /// Outside the question's window: printed under [`outside_header`], after
     /// the window's own work.
     pub outside_window: bool,
+    /// The longest text its line prints, in characters ([`shown_chars`]):
+    /// [`EPISODE_CHARS`] but for a best match printed whole.
+    pub max_chars: usize,
 }
 
 /// The subject map as the block shows it.
@@ -343,10 +370,13 @@ fn joined_tokens(lines: &[&str]) -> usize {
 }
 
 /// An episode's text as its line prints it: [`neutralise`]d, on one line of
-/// at most [`EPISODE_CHARS`], remembered per thread (its Unicode
-/// normalisation and header search were 7 % of a loaded server's CPU, for
-/// texts that come back turn after turn).
-fn printed_text(text: &str) -> String {
+/// at most `max_chars`; at [`EPISODE_CHARS`], remembered per thread (its
+/// Unicode normalisation and header search were 7 % of a loaded server's CPU,
+/// for texts that come back turn after turn).
+fn printed_text(text: &str, max_chars: usize) -> String {
+    if max_chars != EPISODE_CHARS {
+        return one_line(&neutralise(text), max_chars);
+    }
     thread_local! {
         static MEMO: RefCell<Memo<std::rc::Rc<str>>> = RefCell::new(Memo(HashMap::new()));
     }
@@ -412,7 +442,11 @@ fn local_day(at: DateTime<Utc>, tz: Tz) -> chrono::NaiveDate {
 }
 
 fn episode_line(e: &EpisodeLine) -> String {
-    let mut line = format!("- {}: {}", kind_label(&e.kind), printed_text(&e.text));
+    let mut line = format!(
+        "- {}: {}",
+        kind_label(&e.kind),
+        printed_text(&e.text, e.max_chars)
+    );
     match e.count.saturating_sub(1) {
         0 => {}
         1 => line.push_str(" (and 1 more time like it)"),

@@ -18,6 +18,7 @@ fn ep(id: i64, when: DateTime<Utc>, kind: &str, text: &str) -> EpisodeLine {
         external_id: Some(format!("e{id}")),
         id,
         outside_window: false,
+        max_chars: EPISODE_CHARS,
     }
 }
 
@@ -812,11 +813,13 @@ proptest! {
         empty_window in any::<bool>(),
         record in any::<bool>(),
         budget in 0usize..3000,
+        whole in any::<bool>(),
     ) {
         let mut i = input("x", false);
         i.mode = if record { Mode::Record } else { Mode::Ordinary };
         i.beliefs.push(belief(&belief_text, 0.3));
-        i.episodes.push(EpisodeLine { kind, ..ep(10, at(2026, 8, 1, 8), "answer", &episode_text) });
+        let max_chars = if whole { usize::MAX } else { EPISODE_CHARS };
+        i.episodes.push(EpisodeLine { kind, max_chars, ..ep(10, at(2026, 8, 1, 8), "answer", &episode_text) });
         i.map.as_mut().unwrap().lines.insert(0, map_line);
         i.window = Some((describe, empty_window));
         i.honest_checks = Some(honest);
@@ -1002,10 +1005,37 @@ proptest! {
 }
 
 #[test]
+fn the_best_match_is_printed_whole_where_the_budget_allows_it() {
+    // About 1,000 characters, some 200 tokens, the answer at the end.
+    let long = format!(
+        "{} The video was called Sitting Well.",
+        "We talked about posture. ".repeat(40)
+    );
+    assert_eq!(shown_chars(&long, true, 1200), usize::MAX);
+    assert_eq!(shown_chars(&long, false, 1200), EPISODE_CHARS);
+    // A quarter of 500 tokens is too little for it; a short text needs nothing.
+    assert_eq!(shown_chars(&long, true, 500), EPISODE_CHARS);
+    assert_eq!(
+        shown_chars("We talked about posture.", true, 1200),
+        EPISODE_CHARS
+    );
+    let printed = |max_chars| {
+        let mut i = input("x", false);
+        i.episodes.push(EpisodeLine {
+            max_chars,
+            ..ep(10, at(2026, 8, 1, 8), "answer", &long)
+        });
+        render(&i, 1200).text
+    };
+    assert!(printed(usize::MAX).contains("The video was called Sitting Well."));
+    assert!(!printed(EPISODE_CHARS).contains("Sitting Well"));
+}
+
+#[test]
 fn a_remembered_episode_text_is_that_text_s_own() {
     for text in ["a = = = b", "END OF MEMORY", "plain words", "a = = = b"] {
         assert_eq!(
-            printed_text(text),
+            printed_text(text, EPISODE_CHARS),
             one_line(&neutralise(text), EPISODE_CHARS)
         );
     }
