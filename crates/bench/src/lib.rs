@@ -24,6 +24,20 @@ pub mod split;
 pub mod subjects;
 pub mod templates;
 
+/// A file of the public data sets under `shared/data` beside the repository
+/// (`rel`, say `locomo/locomo10.json`), when it is there; else says that the
+/// test reading `name` from it is skipped.
+#[cfg(test)]
+pub(crate) fn public_data(rel: &str, name: &str) -> Option<std::path::PathBuf> {
+    let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/data"))
+        .join(rel);
+    if path.is_file() {
+        return Some(path);
+    }
+    println!("skipped: {name} not found at {}", path.display());
+    None
+}
+
 /// Everything that can go wrong while generating, running or grading.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

@@ -784,14 +784,9 @@ mod tests {
     #[test]
     fn locomo_splits_five_and_five() {
         use crate::split::{Split, by_conversation};
-        let path = std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/locomo/locomo10.json"
-        ));
-        if !path.is_file() {
-            println!("skipped: LoCoMo not found at {}", path.display());
+        let Some(path) = crate::public_data("locomo/locomo10.json", "LoCoMo") else {
             return;
-        }
+        };
         let convs = super::load(&path, Split::All).unwrap();
         let ids: Vec<&str> = convs.iter().map(|c| c.sample_id.as_str()).collect();
         let halves = by_conversation(&ids);

@@ -123,21 +123,23 @@ pub fn load(path: &Path, pick: &Pick) -> Result<Vec<Conversation>> {
         .iter()
         .filter(|x| pick.split.keeps(by_question(&x.id)))
         .collect();
-    let mut chosen: Vec<&Instance> = Vec::new();
-    match pick.per_type {
+    let chosen: Vec<&Instance> = match pick.per_type {
         Some(n) => {
+            let mut at: Vec<usize> = Vec::new();
             for (c, _) in CATEGORIES.ranked {
-                let of: Vec<&Instance> =
-                    half.iter().copied().filter(|x| x.category == *c).collect();
+                let of: Vec<usize> = (0..half.len())
+                    .filter(|&i| half[i].category == *c)
+                    .collect();
                 // Evenly: the i-th of n at i·len/n.
-                let len = of.len();
-                chosen.extend((0..n.min(len)).map(|i| of[i * len / n.min(len)]));
+                let (len, n) = (of.len(), n.min(of.len()));
+                at.extend((0..n).map(|i| of[i * len / n]));
             }
             // Back in the file's order.
-            chosen.sort_by_key(|x| half.iter().position(|h| std::ptr::eq(*h, *x)));
+            at.sort_unstable();
+            at.into_iter().map(|i| half[i]).collect()
         }
-        None => chosen = half.clone(),
-    }
+        None => half.clone(),
+    };
     let chosen = spread(chosen, pick.limit);
     // Distractors come from the same half: nothing of the other half is read.
     let pool: Vec<(&Instance, &Session)> = half
@@ -375,15 +377,7 @@ mod tests {
 
     /// The real oracle file, when it is there; else says the test is skipped.
     fn oracle() -> Option<std::path::PathBuf> {
-        let path = std::path::PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/data/longmemeval/longmemeval_oracle.json"
-        ));
-        if path.is_file() {
-            return Some(path);
-        }
-        println!("skipped: LongMemEval not found at {}", path.display());
-        None
+        crate::public_data("longmemeval/longmemeval_oracle.json", "LongMemEval")
     }
 
     /// The real oracle file (../shared/data/longmemeval), when it is there:
