@@ -716,6 +716,40 @@ impl Brain {
         self.read(|r| crate::report::build(r, subject, at))
     }
 
+    /// The class of `course` among the tenant's learners as of `at`
+    /// ([`crate::class`]); [`Error::UnknownSubject`] when none of them has
+    /// a subject of that name.
+    pub fn class(
+        &self,
+        tenant_id: i64,
+        course: &str,
+        at: DateTime<Utc>,
+    ) -> Result<crate::class::ClassView> {
+        self.read(|r| {
+            let subjects = r.tenant_subjects(tenant_id)?;
+            crate::class::gather(r, &subjects, course, at)?.ok_or_else(|| {
+                Error::UnknownSubject(format!(
+                    "named {course} among your learners': the class is empty"
+                ))
+            })
+        })
+    }
+
+    /// The tenant's live subjects by key, each with its newest episode's
+    /// instant (`None` for an empty log): the web report's home page.
+    pub fn tenant_roster(&self, tenant_id: i64) -> Result<Vec<(Subject, Option<DateTime<Utc>>)>> {
+        self.read(|r| {
+            let mut out = Vec::new();
+            for s in r.tenant_subjects(tenant_id)? {
+                if !s.retired {
+                    let seen = crate::class::last_seen(r, &s)?;
+                    out.push((s, seen));
+                }
+            }
+            Ok(out)
+        })
+    }
+
     /// The episode log in chain order, `from_seq` on, at most `limit`.
     pub fn episodes(&self, subject: &Subject, from_seq: u64, limit: usize) -> Result<Vec<Episode>> {
         self.read(|r| Ok(r.episodes(subject, from_seq, limit)?))

@@ -10,6 +10,7 @@
 pub mod beliefs;
 pub mod block;
 pub mod brain;
+pub mod class;
 mod erase;
 pub mod export;
 #[doc(hidden)]

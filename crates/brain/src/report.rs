@@ -79,27 +79,7 @@ pub fn build(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Result
     let until: Vec<_> = checks.into_iter().filter(|e| e.at <= at).collect();
     let calibration = calibrate(&crate::nightly::predictions(&until));
 
-    let stale_checks = store.citation_checks(subject, "changed")?;
-    let ids: Vec<i64> = stale_checks.iter().map(|c| c.episode_id).collect();
-    let episodes: HashMap<i64, Episode> = store
-        .subject_episodes_by_ids(subject, &ids)?
-        .into_iter()
-        .map(|e| (e.id, e))
-        .collect();
-    let stale_citations = stale_checks
-        .iter()
-        .filter_map(|c| {
-            let e = episodes.get(&c.episode_id)?;
-            Some(StaleCitation {
-                episode_id: e.id,
-                at: e.at,
-                kind: e.kind.as_str().to_string(),
-                summary: e.summary.clone(),
-                change: c.label.clone(),
-                checked_at: c.checked_at,
-            })
-        })
-        .collect();
+    let stale_citations = stale_citations(store, subject)?;
 
     Ok(Report {
         subject: subject.key.to_string(),
@@ -126,6 +106,32 @@ pub fn build(store: &dyn Reader, subject: &Subject, at: DateTime<Utc>) -> Result
         couldnt_answer: couldnt_answer(store, subject)?,
         activity: activity(store, subject)?,
     })
+}
+
+/// Answers whose cited file has changed since they were given (the nightly
+/// citation check said "changed").
+pub(crate) fn stale_citations(store: &dyn Reader, subject: &Subject) -> Result<Vec<StaleCitation>> {
+    let stale_checks = store.citation_checks(subject, "changed")?;
+    let ids: Vec<i64> = stale_checks.iter().map(|c| c.episode_id).collect();
+    let episodes: HashMap<i64, Episode> = store
+        .subject_episodes_by_ids(subject, &ids)?
+        .into_iter()
+        .map(|e| (e.id, e))
+        .collect();
+    Ok(stale_checks
+        .iter()
+        .filter_map(|c| {
+            let e = episodes.get(&c.episode_id)?;
+            Some(StaleCitation {
+                episode_id: e.id,
+                at: e.at,
+                kind: e.kind.as_str().to_string(),
+                summary: e.summary.clone(),
+                change: c.label.clone(),
+                checked_at: c.checked_at,
+            })
+        })
+        .collect())
 }
 
 /// Answers whose latest grounding annotation has stance "couldnt", with the

@@ -32,6 +32,9 @@ pub enum What {
     Longmemeval(programs::longmemeval::Options),
     /// Recall latency per subject size, with and without the question's embedding.
     Recall(programs::recall::Options),
+    /// The class view: a generated class of learners × concepts, gathered,
+    /// rendered as the page, as JSON and as CSV.
+    Class(programs::class::Options),
     /// Cross-lingual recall@k of each embedder: a question in one language
     /// finding what was written in another (parallel textbook chapters, and
     /// our own sample history).
@@ -51,6 +54,7 @@ pub fn run(what: What) -> Result<ExitCode> {
         What::Longmemeval(o) => programs::longmemeval::run(&o, &progress::reporter),
         What::Recall(o) => programs::recall::run(&o),
         What::Crosslingual(o) => programs::crosslingual::run(&o),
+        What::Class(o) => programs::class::run(&o),
     }?;
     Ok(ExitCode::SUCCESS)
 }

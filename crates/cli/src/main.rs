@@ -129,6 +129,9 @@ enum Command {
     Serve(serve::ServeArgs),
     /// Serve the memory to an MCP host over stdin/stdout (as the operator: every subject).
     Mcp,
+    /// Print the HTTP API's OpenAPI 3.1 document (what `serve` answers at
+    /// /v1/openapi.json; the clients under clients/ are generated from it).
+    Openapi,
     /// Manage the service's API keys (one or more per tenant).
     Keys {
         #[command(subcommand)]
@@ -204,6 +207,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Report(a) => nightly::report(&brain(g)?, a),
         Command::Serve(a) => serve::run(brain(g)?, a),
         Command::Mcp => serve::mcp(brain(g)?),
+        Command::Openapi => {
+            let doc = tm_server::openapi();
+            println!("{}", serde_json::to_string_pretty(&doc)?);
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Keys { what } => keys::run(&brain(g)?, what),
         Command::Migrate(a) => migrate::run(a),
         Command::Bench { what } => bench::run(what),

@@ -314,11 +314,140 @@ pub fn client_events(body: serde_json::Value) -> ApiResult<Vec<Event>> {
     Ok(events)
 }
 
+/// One event as `POST …/events` takes it (docs/formats.md, v1), for the
+/// OpenAPI document and the clients generated from it; the handler reads the
+/// JSON itself ([`client_events`]), with the same rules as a history file.
+/// Each kind is a schema of its own, told apart by `type`.
+#[derive(Deserialize, ToSchema)]
+#[serde(untagged)]
+#[allow(dead_code)]
+pub enum EventIn {
+    Learner(LearnerEvent),
+    Tutor(TutorEvent),
+    Check(CheckEvent),
+    Quiz(QuizEvent),
+    File(FileEvent),
+    FileRemoved(FileRemovedEvent),
+}
+
+/// The `type` of an event schema: one value each (the variant's name in
+/// snake case).
+macro_rules! event_type {
+    ($name:ident, $variant:ident) => {
+        #[derive(Deserialize, ToSchema)]
+        #[serde(rename_all = "snake_case")]
+        #[allow(dead_code)]
+        pub enum $name {
+            $variant,
+        }
+    };
+}
+event_type!(LearnerType, Learner);
+event_type!(TutorType, Tutor);
+event_type!(CheckType, Check);
+event_type!(QuizType, Quiz);
+event_type!(FileType, File);
+event_type!(FileRemovedType, FileRemoved);
+
+/// The learner wrote something.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct LearnerEvent {
+    r#type: LearnerType,
+    /// Your reference, unique within the subject.
+    id: Option<String>,
+    /// RFC 3339.
+    at: String,
+    text: String,
+}
+
+/// The tutor answered, citing files.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct TutorEvent {
+    r#type: TutorType,
+    id: Option<String>,
+    at: String,
+    text: String,
+    #[serde(default)]
+    cites: Vec<CiteIn>,
+}
+
+/// A check of the learner's understanding of a topic.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct CheckEvent {
+    r#type: CheckType,
+    id: Option<String>,
+    at: String,
+    /// The concept or topic checked.
+    topic: String,
+    verdict: VerdictIn,
+    evaluation: Option<String>,
+    /// The tutor's predicted chance of a right answer, in [0, 1].
+    predicted: Option<f64>,
+}
+
+/// A quiz's score.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct QuizEvent {
+    r#type: QuizType,
+    id: Option<String>,
+    at: String,
+    title: String,
+    score: f64,
+    max: f64,
+    #[serde(default)]
+    concepts: Vec<String>,
+}
+
+/// A file's text, inline (`content`, or `pages`: one string a page); bytes
+/// go to `…/files`.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct FileEvent {
+    r#type: FileType,
+    id: Option<String>,
+    at: String,
+    name: String,
+    content: Option<String>,
+    pages: Option<Vec<String>>,
+}
+
+/// A file taken away.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct FileRemovedEvent {
+    r#type: FileRemovedType,
+    id: Option<String>,
+    at: String,
+    name: String,
+}
+
+/// A page of a file an answer cites.
+#[derive(Deserialize, ToSchema)]
+#[allow(dead_code)]
+pub struct CiteIn {
+    file: String,
+    page: Option<u32>,
+}
+
+/// How a check went.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)]
+pub enum VerdictIn {
+    Right,
+    Wrong,
+    Partial,
+}
+
 /// Record events: learner messages, tutor answers with cites, checks,
 /// quizzes, inline files and file removals, in v1 history shapes (docs/formats.md).
 #[utoipa::path(post, path = "/v1/subjects/{learner}/{subject}/events", tag = "events",
     params(("learner" = String, Path), ("subject" = String, Path)),
-    request_body(content = Object, description = "one v1 event (docs/formats.md) or an array of them"),
+    request_body(content = Vec<EventIn>, description = "an array of v1 events (docs/formats.md); a single event object is accepted too"),
     responses((status = 200, body = Recorded), (status = 404, body = ErrorBody),
         (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)),
     security(("bearer" = [])))]
@@ -338,11 +467,25 @@ pub async fn post_events(
     Ok(axum::Json(out))
 }
 
+/// The multipart form of a file upload, as the OpenAPI document describes
+/// it (the handler reads the fields one by one, [`upload_file`]).
+#[derive(ToSchema)]
+#[allow(dead_code)]
+pub struct UploadForm {
+    /// The file's bytes, with a filename.
+    #[schema(value_type = String, format = Binary)]
+    file: Vec<u8>,
+    /// The file's name (default: the filename sent with `file`).
+    name: Option<String>,
+    /// When it was added (RFC 3339; default: now).
+    at: Option<String>,
+}
+
 /// Upload a file (multipart field `file`; optional fields `name` and `at`).
 /// Markdown, plain text and PDF are read; the same name again replaces it.
 #[utoipa::path(post, path = "/v1/subjects/{learner}/{subject}/files", tag = "events",
     params(("learner" = String, Path), ("subject" = String, Path)),
-    request_body(content_type = "multipart/form-data", content = Object,
+    request_body(content_type = "multipart/form-data", content = UploadForm,
         description = "`file` (the bytes, with a filename), `name` (optional), `at` (optional RFC 3339)"),
     responses((status = 200, body = Recorded), (status = 404, body = ErrorBody),
         (status = 413, body = ErrorBody), (status = 422, body = ErrorBody)),
@@ -603,6 +746,7 @@ pub async fn map(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct LogQuery {
     /// First seq to list (default 1).
     pub from: Option<u64>,
@@ -632,6 +776,7 @@ pub async fn episodes(
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct VerifyQuery {
     /// A checkpoint's seq: also check the chain still reaches it unchanged.
     pub seq: Option<u64>,

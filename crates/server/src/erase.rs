@@ -13,6 +13,7 @@ use tm_brain::{Erased, Scope};
 use utoipa::IntoParams;
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct EraseQuery {
     /// Your reference for the request ("ticket 4711"), kept in the erasure

@@ -19,6 +19,7 @@ use tm_brain::export::Export;
 use utoipa::IntoParams;
 
 #[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
 #[serde(deny_unknown_fields)]
 pub struct ExportQuery {
     /// The export's instant, written in its manifest (RFC 3339); default:

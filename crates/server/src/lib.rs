@@ -10,10 +10,12 @@
 pub mod admin;
 pub mod api;
 pub mod auth;
+pub mod class;
 pub mod erase;
 pub mod error;
 pub mod export;
 pub mod grounding;
+pub mod home;
 pub mod metrics;
 pub mod session;
 pub mod state;
@@ -42,7 +44,7 @@ use utoipa_axum::routes;
     modifiers(&BearerAuth),
     components(schemas(error::ErrorBody)),
     tags((name = "subjects"), (name = "events"), (name = "turns"), (name = "beliefs"),
-        (name = "map"), (name = "chain"), (name = "erasure"), (name = "report"), (name = "admin"), (name = "service"))
+        (name = "map"), (name = "chain"), (name = "erasure"), (name = "report"), (name = "classes"), (name = "admin"), (name = "service"))
 )]
 struct ApiDoc;
 
@@ -84,11 +86,12 @@ async fn metrics_text(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// The routes and the OpenAPI document they describe.
-fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
+/// The routes and the OpenAPI document they describe; `max_upload_bytes`
+/// bounds a file upload's body.
+fn routes(max_upload_bytes: usize) -> (Router<AppState>, utoipa::openapi::OpenApi) {
     let uploads = OpenApiRouter::new()
         .routes(routes!(api::upload_file))
-        .layer(DefaultBodyLimit::max(state.config().max_upload_bytes));
+        .layer(DefaultBodyLimit::max(max_upload_bytes));
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(healthz))
         .routes(routes!(metrics_text))
@@ -112,18 +115,20 @@ fn routes(state: &AppState) -> (Router<AppState>, utoipa::openapi::OpenApi) {
         .routes(routes!(api::verify))
         .routes(routes!(api::checkpoint))
         .routes(routes!(web::report_json))
+        .routes(routes!(class::class_json))
         .merge(uploads)
         .split_for_parts()
 }
 
-/// The OpenAPI 3.1 document, generated from the handlers' annotations.
-pub fn openapi(state: &AppState) -> utoipa::openapi::OpenApi {
-    routes(state).1
+/// The OpenAPI 3.1 document, generated from the handlers' annotations (the
+/// same for every configuration: `tutor-memory openapi` prints it).
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    routes(Config::default().max_upload_bytes).1
 }
 
 /// The whole service as a router.
 pub fn app(state: AppState) -> Router {
-    let (router, doc) = routes(&state);
+    let (router, doc) = routes(state.config().max_upload_bytes);
     let doc = std::sync::Arc::new(doc);
     router
         .route(
@@ -137,6 +142,8 @@ pub fn app(state: AppState) -> Router {
             "/subjects/{learner}/{subject}",
             axum::routing::get(web::report_page),
         )
+        .route("/", axum::routing::get(home::home_page))
+        .route("/classes/{course}", axum::routing::get(class::class_page))
         .merge(
             Router::new()
                 .nest_service("/mcp", tm_mcp::http_service(state.brain().clone()))

@@ -4,7 +4,9 @@
 //! HMAC-SHA256, keyed by the stored digest of the key, over the prefix, the
 //! expiry and the report's path. So the cookie opens that one report until
 //! it expires ([`SESSION_TTL`]) or the key is revoked, and no longer; it
-//! cannot be moved to another page or given a later expiry without the key;
+//! cannot be moved to another page or given a later expiry without the key
+//! (the home page's session, [`TENANT_COOKIE`], is the one made for `/`: it
+//! opens every page of the tenant's);
 //! and every server process over the same store accepts it, with no secret
 //! of its own to share.
 
@@ -16,6 +18,12 @@ use hmac::{KeyInit, Mac};
 
 /// The cookie's name.
 pub const COOKIE: &str = "tm_session";
+/// The tenant-wide session's cookie: the home page's session, for its path
+/// [`HOME`], sent with every page (`Path=/`), so the pages the home links to
+/// open without the key again.
+pub const TENANT_COOKIE: &str = "tm_tenant";
+/// The home page's path, the tenant-wide session's scope.
+pub const HOME: &str = "/";
 
 /// How long a session lasts: a working day.
 pub const SESSION_TTL: chrono::Duration = chrono::Duration::hours(12);

@@ -42,21 +42,27 @@ pub fn esc(s: &str) -> String {
     out
 }
 
+/// What a page's address may carry.
 #[derive(Debug, Deserialize)]
 pub struct PageQuery {
     pub key: Option<String>,
     /// The report's instant (RFC 3339; default: now).
     pub at: Option<String>,
+    /// The class page's JSON or CSV at its own address (`json`, `csv`).
+    pub format: Option<String>,
+    /// The home page's search.
+    pub q: Option<String>,
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ReportQuery {
     /// The report's instant (RFC 3339; default: now).
     pub at: Option<String>,
 }
 
 /// The value of the cookie `name`, if the request sends it.
-fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+pub(crate) fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
     parts
         .headers
         .get_all(header::COOKIE)
@@ -69,12 +75,12 @@ fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
 }
 
 /// A report's answer is personal data: no cache may keep it.
-fn no_store(res: &mut Response) {
+pub(crate) fn no_store(res: &mut Response) {
     res.headers_mut()
         .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
 }
 
-fn page_error(e: ApiError) -> Response {
+pub(crate) fn page_error(e: ApiError) -> Response {
     let body = format!(
         "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{}</title><body><h1>{}</h1><p>{}</p></body></html>",
         e.status.as_u16(),
@@ -109,15 +115,7 @@ async fn page(
     let path = parts.uri.path();
     let from_query = q.key.is_some();
     let presented = bearer(parts).map(str::to_string).or(q.key);
-    let tenant: Tenant = match (&presented, cookie(parts, crate::session::COOKIE)) {
-        (Some(key), _) => authenticate(state, key).await?,
-        (None, Some(session)) => crate::session::open(state, session, path, now).await?,
-        (None, None) => {
-            return Err(ApiError::unauthorized(
-                "open this page with the tenant's key: ?key=<key>",
-            ));
-        }
-    };
+    let tenant = page_tenant(state, parts, presented.as_deref(), now).await?;
     let at = crate::api::at_or_now(q.at.as_deref())?;
     if let (true, Some(key)) = (from_query, presented) {
         // A key in the address stays in the browser's history: set the
@@ -127,7 +125,7 @@ async fn page(
         state
             .blocking(move |brain| crate::api::owned(brain, &tenant, &l, &s).map(|_| ()))
             .await?;
-        return to_clean_url(parts, &key, now);
+        return to_clean_url(parts, &key, now, crate::session::COOKIE, path);
     }
     let v = state
         .blocking(move |brain| {
@@ -135,24 +133,63 @@ async fn page(
             gather(brain, &s, at)
         })
         .await?;
-    let mut res = Html(render(&v)).into_response();
+    Ok(html(render(&v)))
+}
+
+/// A page's answer: no referrer, and a policy that loads nothing but its
+/// own inline style (no script runs on any page).
+pub(crate) fn html(page: String) -> Response {
+    let mut res = Html(page).into_response();
     let h = res.headers_mut();
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
         HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
     );
-    Ok(res)
+    res
 }
 
-/// 303 to the page's own address without `key`, setting the page's session
-/// cookie (`Secure` when the request came over HTTPS, as a TLS-terminating
-/// proxy says with `X-Forwarded-Proto`) and clearing the raw-key cookie
+/// Who opens a page: the key it presents (`Authorization: Bearer` or
+/// `?key=`), else the page's own session cookie, else the tenant-wide one the
+/// home page sets (its session for `/`, sent on every page).
+pub(crate) async fn page_tenant(
+    state: &AppState,
+    parts: &Parts,
+    presented: Option<&str>,
+    now: chrono::DateTime<chrono::Utc>,
+) -> ApiResult<Tenant> {
+    if let Some(key) = presented {
+        return authenticate(state, key).await;
+    }
+    let mut refused = None;
+    let sessions = [
+        (crate::session::COOKIE, parts.uri.path()),
+        (crate::session::TENANT_COOKIE, crate::session::HOME),
+    ];
+    for (name, scope) in sessions {
+        if let Some(value) = cookie(parts, name) {
+            match crate::session::open(state, value, scope, now).await {
+                Ok(t) => return Ok(t),
+                Err(e) => refused = Some(e),
+            }
+        }
+    }
+    Err(refused.unwrap_or_else(|| {
+        ApiError::unauthorized("open this page with the tenant's key: ?key=<key>")
+    }))
+}
+
+/// 303 to the page's own address without `key`, setting the session cookie
+/// `name` for `scope` (the page's path, or `/` for the tenant-wide session),
+/// `Secure` when the request came over HTTPS, as a TLS-terminating
+/// proxy says with `X-Forwarded-Proto`, and clearing the raw-key cookie
 /// earlier versions set.
-fn to_clean_url(
+pub(crate) fn to_clean_url(
     parts: &Parts,
     key: &str,
     now: chrono::DateTime<chrono::Utc>,
+    name: &str,
+    scope: &str,
 ) -> ApiResult<Response> {
     let query: Vec<&str> = parts
         .uri
@@ -175,10 +212,9 @@ fn to_clean_url(
             .is_some_and(|v| v.eq_ignore_ascii_case("https"));
     let prefix = crate::auth::prefix_of(key).unwrap_or_default();
     let ttl = crate::session::SESSION_TTL;
-    let session = crate::session::issue(prefix, &crate::auth::digest(key), path, now + ttl);
+    let session = crate::session::issue(prefix, &crate::auth::digest(key), scope, now + ttl);
     let cookie = format!(
-        "{}={session}; HttpOnly; SameSite=Strict; Path={path}; Max-Age={}{}",
-        crate::session::COOKIE,
+        "{name}={session}; HttpOnly; SameSite=Strict; Path={scope}; Max-Age={}{}",
         ttl.num_seconds(),
         if https { "; Secure" } else { "" }
     );
@@ -223,7 +259,7 @@ pub async fn report_json(
     Ok(res)
 }
 
-const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:1rem 1.5rem;color:#1d1d1f}
 h1{margin:.2rem 0}h2{margin-top:2rem;border-bottom:1px solid #ddd}
 .muted{color:#666}.ok{color:#176b2c}.bad{color:#a11}

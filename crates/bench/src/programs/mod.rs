@@ -8,6 +8,7 @@
 
 pub mod block;
 pub mod chain;
+pub mod class;
 pub mod crosslingual;
 pub mod erase;
 pub mod load;

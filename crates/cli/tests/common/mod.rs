@@ -59,18 +59,33 @@ pub fn sample_taught(db: &Path) {
 /// `tutor-memory serve` on a free loopback port, once it answers /healthz:
 /// the process and its address.
 pub fn serve(db: &Path) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr = format!("127.0.0.1:{port}");
-    let child = tm(db)
-        .args(["serve", "--addr", &addr])
+    serve_with(db, &[])
+}
+
+/// [`serve`] with extra environment variables (a chat endpoint, say). The
+/// server binds port 0 itself and its first line says where it listens, so
+/// two servers started at once never race for one port.
+pub fn serve_with(db: &Path, env: &[(&str, &str)]) -> (Child, String) {
+    let mut child = tm(db)
+        .envs(env.iter().copied())
+        .args(["serve", "--addr", "127.0.0.1:0"])
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        let n = std::io::BufRead::read_line(&mut stderr, &mut line).unwrap();
+        assert!(n > 0, "serve ended before it listened:\n{said}");
+        said.push_str(&line);
+        if let Some(rest) = line.split(" on http://").nth(1) {
+            break rest.split_whitespace().next().unwrap().to_string();
+        }
+    };
+    // Keep reading what it says, so a full pipe never blocks it.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     let agent = agent();
     let deadline = Instant::now() + Duration::from_secs(60);
     while agent.get(format!("http://{addr}/healthz")).call().is_err() {

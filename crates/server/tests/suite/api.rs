@@ -12,12 +12,12 @@ use std::sync::Arc;
 use tm_server::{AppState, Config, app, auth};
 use tower::ServiceExt;
 
-struct Harness {
-    app: Router,
+pub(crate) struct Harness {
+    pub(crate) app: Router,
     /// Tenant "acme".
-    a: String,
+    pub(crate) a: String,
     /// Tenant "blue".
-    b: String,
+    pub(crate) b: String,
     /// An admin key (tenant "ops").
     admin: String,
     _db: tm_store::postgres::cluster::TestLocation,
@@ -59,7 +59,7 @@ fn harness_with(config: Config) -> Harness {
     }
 }
 
-fn harness() -> Harness {
+pub(crate) fn harness() -> Harness {
     harness_with(Config::default())
 }
 
@@ -73,7 +73,7 @@ impl Harness {
         (status, v)
     }
 
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: &str,
         uri: &str,
@@ -154,7 +154,7 @@ impl Harness {
             .clone()
     }
 
-    async fn sample(&self) {
+    pub(crate) async fn sample(&self) {
         let (s, v) = self
             .call("POST", "/v1/subjects", &self.a,
                 Some(json!({"learner":"ana","subject":"cells","title":"Cell biology","timezone":"Europe/Madrid","at":"2026-03-01T08:00:00Z"})))
@@ -874,6 +874,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("delete", "/v1/learners"),
     ("get", "/v1/subjects/{learner}/{subject}/export"),
     ("get", "/v1/learners/{learner}/export"),
+    ("get", "/v1/classes/{course}"),
 ];
 
 #[tokio::test]
@@ -905,7 +906,8 @@ async fn the_openapi_document_lists_every_route() {
         let uri = path
             .replace("{learner}", "ana")
             .replace("{subject}", "cells")
-            .replace("{about}", "x");
+            .replace("{about}", "x")
+            .replace("{course}", "cells");
         let (s, v) = h.call(&method.to_uppercase(), &uri, &h.a, None).await;
         assert!(
             s != StatusCode::METHOD_NOT_ALLOWED

@@ -2,6 +2,7 @@
 //! (a binary a file linked the crate and its dependencies once each).
 
 mod api;
+mod class;
 mod common;
 mod e2e;
 mod shutdown;

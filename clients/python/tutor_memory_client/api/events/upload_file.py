@@ -1,0 +1,214 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.error_body import ErrorBody
+from ...models.recorded import Recorded
+from ...models.upload_form import UploadForm
+from ...types import Response
+
+
+def _get_kwargs(
+    learner: str,
+    subject: str,
+    *,
+    body: UploadForm,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/subjects/{learner}/{subject}/files".format(
+            learner=quote(str(learner), safe=""),
+            subject=quote(str(subject), safe=""),
+        ),
+    }
+
+    _kwargs["files"] = body.to_multipart()
+
+    headers["Content-Type"] = "multipart/form-data; boundary=+++"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> ErrorBody | Recorded | None:
+    if response.status_code == 200:
+        response_200 = Recorded.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 404:
+        response_404 = ErrorBody.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 413:
+        response_413 = ErrorBody.from_dict(response.json())
+
+        return response_413
+
+    if response.status_code == 422:
+        response_422 = ErrorBody.from_dict(response.json())
+
+        return response_422
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[ErrorBody | Recorded]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    learner: str,
+    subject: str,
+    *,
+    client: AuthenticatedClient,
+    body: UploadForm,
+) -> Response[ErrorBody | Recorded]:
+    """Upload a file (multipart field `file`; optional fields `name` and `at`).
+    Markdown, plain text and PDF are read; the same name again replaces it.
+
+    Args:
+        learner (str):
+        subject (str):
+        body (UploadForm): The multipart form of a file upload, as the OpenAPI document describes
+            it (the handler reads the fields one by one, [`upload_file`]).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | Recorded]
+    """
+
+    kwargs = _get_kwargs(
+        learner=learner,
+        subject=subject,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    learner: str,
+    subject: str,
+    *,
+    client: AuthenticatedClient,
+    body: UploadForm,
+) -> ErrorBody | Recorded | None:
+    """Upload a file (multipart field `file`; optional fields `name` and `at`).
+    Markdown, plain text and PDF are read; the same name again replaces it.
+
+    Args:
+        learner (str):
+        subject (str):
+        body (UploadForm): The multipart form of a file upload, as the OpenAPI document describes
+            it (the handler reads the fields one by one, [`upload_file`]).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | Recorded
+    """
+
+    return sync_detailed(
+        learner=learner,
+        subject=subject,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    learner: str,
+    subject: str,
+    *,
+    client: AuthenticatedClient,
+    body: UploadForm,
+) -> Response[ErrorBody | Recorded]:
+    """Upload a file (multipart field `file`; optional fields `name` and `at`).
+    Markdown, plain text and PDF are read; the same name again replaces it.
+
+    Args:
+        learner (str):
+        subject (str):
+        body (UploadForm): The multipart form of a file upload, as the OpenAPI document describes
+            it (the handler reads the fields one by one, [`upload_file`]).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[ErrorBody | Recorded]
+    """
+
+    kwargs = _get_kwargs(
+        learner=learner,
+        subject=subject,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    learner: str,
+    subject: str,
+    *,
+    client: AuthenticatedClient,
+    body: UploadForm,
+) -> ErrorBody | Recorded | None:
+    """Upload a file (multipart field `file`; optional fields `name` and `at`).
+    Markdown, plain text and PDF are read; the same name again replaces it.
+
+    Args:
+        learner (str):
+        subject (str):
+        body (UploadForm): The multipart form of a file upload, as the OpenAPI document describes
+            it (the handler reads the fields one by one, [`upload_file`]).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        ErrorBody | Recorded
+    """
+
+    return (
+        await asyncio_detailed(
+            learner=learner,
+            subject=subject,
+            client=client,
+            body=body,
+        )
+    ).parsed

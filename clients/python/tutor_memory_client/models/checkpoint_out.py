@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Self, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+T = TypeVar("T", bound="CheckpointOut")
+
+
+@_attrs_define
+class CheckpointOut:
+    """
+    Attributes:
+        head_hash (str):
+        seq (int):
+        subject (str):
+    """
+
+    head_hash: str
+    seq: int
+    subject: str
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        head_hash = self.head_hash
+
+        seq = self.seq
+
+        subject = self.subject
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update(
+            {
+                "head_hash": head_hash,
+                "seq": seq,
+                "subject": subject,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls, src_dict: Mapping[str, Any]) -> Self:
+        d = dict(src_dict)
+        head_hash = d.pop("head_hash")
+
+        seq = d.pop("seq")
+
+        subject = d.pop("subject")
+
+        checkpoint_out = cls(
+            head_hash=head_hash,
+            seq=seq,
+            subject=subject,
+        )
+
+        checkpoint_out.additional_properties = d
+        return checkpoint_out
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties
