@@ -87,12 +87,14 @@ pub fn build(
 ) -> Result<()> {
     let names = concept_names(concepts);
     let file = course_file(&names);
+    let start = at - Duration::days(30);
+    // Each learner's events are drawn in order (the same class for a seed),
+    // then recorded by one worker a core: a record's reading, mapping and
+    // embedding run outside its transaction.
     let mut rng = crate::rng::Rng::new(seed);
+    let mut class = Vec::with_capacity(learners);
     for i in 0..learners {
         let key = SubjectKey::parse(&format!("learner-{i:04}/{COURSE}"))?;
-        let start = at - Duration::days(30);
-        let (subject, _) =
-            brain.create_subject(tenant_id, &key, "Algebra 1", Some("en"), None, start)?;
         let mut events = vec![Event::new(
             start,
             EventBody::File {
@@ -125,11 +127,35 @@ pub fn build(
                 },
             ));
         }
-        brain
-            .record(&subject, &events)
-            .with_context(|| format!("recording {key}"))?;
+        class.push((key, events));
     }
-    Ok(())
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let class = &class;
+                scope.spawn(move || -> Result<()> {
+                    for (key, events) in class.iter().skip(w).step_by(workers) {
+                        let (subject, _) = brain.create_subject(
+                            tenant_id,
+                            key,
+                            "Algebra 1",
+                            Some("en"),
+                            None,
+                            start,
+                        )?;
+                        brain
+                            .record(&subject, events)
+                            .with_context(|| format!("recording {key}"))?;
+                    }
+                    Ok(())
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .try_for_each(|h| h.join().map_err(|_| anyhow::anyhow!("a worker panicked"))?)
+    })
 }
 
 /// A brain over a fresh SQLite file with the hashing embedder (the class
