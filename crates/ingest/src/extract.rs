@@ -7,9 +7,11 @@
 //! assumed prerequisites, and the 1-based pages where the file explains the
 //! concept. [`OfflineExtractor`] is the deterministic default that needs no model.
 
+mod breaker;
 mod llm;
 mod offline;
 
+pub use breaker::Breaker;
 pub use llm::{ChatClient, LlmConfig, LlmExtractor, validate_answer};
 pub use offline::OfflineExtractor;
 pub use tm_model::map::ExtractedConcept;

@@ -4,9 +4,10 @@
 //! never taken on trust: a page the file does not have, or on which the
 //! concept's name does not appear, is dropped.
 
+use super::breaker::Breaker;
 use super::{ConceptExtractor, Error, MAX_CONCEPTS, Result};
 use serde::Deserialize;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tm_model::lang::canonical_key;
 use tm_model::map::{ExtractedConcept, fit_definition, validate_definition, validate_name};
 
@@ -17,7 +18,14 @@ pub struct LlmConfig {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
+    /// The whole call, the streamed answer included: a model stalled
+    /// mid-answer is given up on here.
     pub timeout: Duration,
+    /// Until the endpoint starts answering (the response's head).
+    pub first_byte_timeout: Duration,
+    /// Tries again after a refused connection, a timeout before the answer
+    /// began, or 429 / 500 / 502 / 503 / 504, within `timeout`.
+    pub retries: u32,
     /// At most this many characters of the file go into the prompt.
     pub max_chars: usize,
     pub max_concepts: usize,
@@ -30,12 +38,16 @@ impl LlmConfig {
             model: model.into(),
             api_key: None,
             timeout: Duration::from_secs(120),
+            first_byte_timeout: Duration::from_secs(30),
+            retries: 2,
             max_chars: 60_000,
             max_concepts: MAX_CONCEPTS,
         }
     }
 
-    /// From `TUTOR_MEMORY_CHAT_URL`, `TUTOR_MEMORY_CHAT_MODEL`, `TUTOR_MEMORY_CHAT_KEY`.
+    /// From `TUTOR_MEMORY_CHAT_URL`, `TUTOR_MEMORY_CHAT_MODEL`, `TUTOR_MEMORY_CHAT_KEY`,
+    /// and `TUTOR_MEMORY_CHAT_TIMEOUT` (the whole call, in seconds; 120 when
+    /// unset or not a positive number).
     pub fn from_env() -> Option<Self> {
         let url = std::env::var("TUTOR_MEMORY_CHAT_URL")
             .ok()
@@ -45,6 +57,13 @@ impl LlmConfig {
         c.api_key = std::env::var("TUTOR_MEMORY_CHAT_KEY")
             .ok()
             .filter(|k| !k.is_empty());
+        if let Some(secs) = std::env::var("TUTOR_MEMORY_CHAT_TIMEOUT")
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+        {
+            c.timeout = Duration::from_secs_f64(secs);
+        }
         Some(c)
     }
 
@@ -58,9 +77,17 @@ impl LlmConfig {
 /// One OpenAI-compatible chat endpoint: the extractor asks it for concepts
 /// and the benchmark for answers ([`ChatClient::complete`], temperature 0),
 /// a chat turn for the tutor's answer ([`ChatClient::stream`]).
+///
+/// Every call is bounded ([`LlmConfig::timeout`] for the whole of it,
+/// [`LlmConfig::first_byte_timeout`] until the answer begins, 5 s to
+/// connect), retried while nothing of the answer has arrived
+/// ([`LlmConfig::retries`], backing off 250 ms, 500 ms, …), and goes through
+/// a circuit breaker ([`Breaker`]): after five failed calls in a row the
+/// endpoint rests for 30 s and calls fail at once.
 pub struct ChatClient {
     config: LlmConfig,
     agent: ureq::Agent,
+    breaker: Breaker,
 }
 
 impl ChatClient {
@@ -74,10 +101,16 @@ impl ChatClient {
         }
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
+            .timeout_connect(Some(config.timeout.min(Duration::from_secs(5))))
+            .timeout_recv_response(Some(config.timeout.min(config.first_byte_timeout)))
             .http_status_as_error(false)
             .build()
             .into();
-        Ok(ChatClient { config, agent })
+        Ok(ChatClient {
+            config,
+            agent,
+            breaker: Breaker::default(),
+        })
     }
 
     pub fn config(&self) -> &LlmConfig {
@@ -96,6 +129,42 @@ impl ChatClient {
             .map_err(|e| format!("request to {} failed: {e}", self.config.endpoint()))
     }
 
+    /// Sends `body` through the breaker, with retries while no answer has
+    /// begun, and hands the response to `read`; the outcome (the request's
+    /// and `read`'s) is what the breaker counts.
+    fn call<T>(
+        &self,
+        body: &serde_json::Value,
+        read: impl FnOnce(ureq::http::Response<ureq::Body>) -> std::result::Result<T, String>,
+    ) -> std::result::Result<T, String> {
+        if let Err(wait) = self.breaker.admit(Instant::now()) {
+            return Err(format!(
+                "the model at {} is resting after {} failed calls in a row; the next try is in {} s",
+                self.config.endpoint(),
+                Breaker::THRESHOLD,
+                wait.as_secs().max(1)
+            ));
+        }
+        let deadline = Instant::now() + self.config.timeout;
+        let mut attempt = 0;
+        let outcome = loop {
+            let sent = self.post(body);
+            let retryable = match &sent {
+                Err(_) => true,
+                Ok(resp) => matches!(resp.status().as_u16(), 429 | 500 | 502 | 503 | 504),
+            };
+            let backoff = Duration::from_millis(250 << attempt.min(4));
+            if retryable && attempt < self.config.retries && Instant::now() + backoff < deadline {
+                attempt += 1;
+                std::thread::sleep(backoff);
+                continue;
+            }
+            break sent.and_then(read);
+        };
+        self.breaker.record(outcome.is_ok(), Instant::now());
+        outcome
+    }
+
     /// The first choice's message content for `messages`, at temperature 0;
     /// `json` asks for a JSON object; a reply longer than `limit` bytes is refused.
     pub fn complete(
@@ -112,28 +181,29 @@ impl ChatClient {
         if json {
             body["response_format"] = serde_json::json!({"type": "json_object"});
         }
-        let mut resp = self.post(&body)?;
-        let status = resp.status();
-        let text = resp
-            .body_mut()
-            .with_config()
-            .limit(limit)
-            .read_to_string()
-            .map_err(|e| format!("reading the response: {e}"))?;
-        if !status.is_success() {
-            return Err(format!(
-                "HTTP {status}: {}",
-                text.chars().take(300).collect::<String>()
-            ));
-        }
-        let parsed: ChatResponse = serde_json::from_str(&text)
-            .map_err(|e| format!("the endpoint's reply is not a chat completion: {e}"))?;
-        parsed
-            .choices
-            .into_iter()
-            .next()
-            .and_then(|c| c.message.content)
-            .ok_or_else(|| "the reply has no message content".to_string())
+        self.call(&body, |mut resp| {
+            let status = resp.status();
+            let text = resp
+                .body_mut()
+                .with_config()
+                .limit(limit)
+                .read_to_string()
+                .map_err(|e| format!("reading the response: {e}"))?;
+            if !status.is_success() {
+                return Err(format!(
+                    "HTTP {status}: {}",
+                    text.chars().take(300).collect::<String>()
+                ));
+            }
+            let parsed: ChatResponse = serde_json::from_str(&text)
+                .map_err(|e| format!("the endpoint's reply is not a chat completion: {e}"))?;
+            parsed
+                .choices
+                .into_iter()
+                .next()
+                .and_then(|c| c.message.content)
+                .ok_or_else(|| "the reply has no message content".to_string())
+        })
     }
 
     /// The answer to `messages`, streamed (`stream: true`, server-sent
@@ -150,44 +220,56 @@ impl ChatClient {
         use std::io::BufRead;
         let body =
             serde_json::json!({"model": self.config.model, "stream": true, "messages": messages});
-        let mut resp = self.post(&body)?;
-        let status = resp.status();
-        if !status.is_success() {
-            let text = resp
-                .body_mut()
-                .with_config()
-                .limit(64 * 1024)
-                .read_to_string()
-                .unwrap_or_default();
-            return Err(format!(
-                "the chat endpoint answered HTTP {status}: {}",
-                text.chars().take(300).collect::<String>()
-            ));
-        }
-        let reader = std::io::BufReader::new(resp.into_body().into_reader());
-        let mut answer = String::new();
-        for line in reader.lines() {
-            let line = line.map_err(|e| format!("reading the stream: {e}"))?;
-            let Some(data) = line.strip_prefix("data:") else {
-                continue;
-            };
-            let data = data.trim();
-            if data == "[DONE]" {
-                break;
+        self.call(&body, |mut resp| {
+            let status = resp.status();
+            if !status.is_success() {
+                let text = resp
+                    .body_mut()
+                    .with_config()
+                    .limit(64 * 1024)
+                    .read_to_string()
+                    .unwrap_or_default();
+                return Err(format!(
+                    "the chat endpoint answered HTTP {status}: {}",
+                    text.chars().take(300).collect::<String>()
+                ));
             }
-            let chunk: serde_json::Value = serde_json::from_str(data)
-                .map_err(|e| format!("the stream carried something that is not JSON: {e}"))?;
-            if let Some(delta) = chunk["choices"][0]["delta"]["content"].as_str()
-                && !delta.is_empty()
-            {
-                if answer.len() + delta.len() > limit {
-                    return Err("the answer is longer than the service accepts".into());
+            let reader = std::io::BufReader::new(resp.into_body().into_reader());
+            let mut answer = String::new();
+            // An answer is whole when the stream says so: `[DONE]`, or a
+            // chunk with a finish reason. A stream that just stops (the
+            // model's server went away) is an error, never a shorter answer.
+            let mut finished = false;
+            for line in reader.lines() {
+                let line = line.map_err(|e| format!("reading the stream: {e}"))?;
+                let Some(data) = line.strip_prefix("data:") else {
+                    continue;
+                };
+                let data = data.trim();
+                if data == "[DONE]" {
+                    finished = true;
+                    break;
                 }
-                answer.push_str(delta);
-                on_delta(delta);
+                let chunk: serde_json::Value = serde_json::from_str(data)
+                    .map_err(|e| format!("the stream carried something that is not JSON: {e}"))?;
+                if let Some(delta) = chunk["choices"][0]["delta"]["content"].as_str()
+                    && !delta.is_empty()
+                {
+                    if answer.len() + delta.len() > limit {
+                        return Err("the answer is longer than the service accepts".into());
+                    }
+                    answer.push_str(delta);
+                    on_delta(delta);
+                }
+                if chunk["choices"][0]["finish_reason"].is_string() {
+                    finished = true;
+                }
             }
-        }
-        Ok(answer)
+            if !finished {
+                return Err("the model's stream ended before the answer was finished".into());
+            }
+            Ok(answer)
+        })
     }
 }
 

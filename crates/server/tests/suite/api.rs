@@ -154,6 +154,20 @@ impl Harness {
             .clone()
     }
 
+    /// A turn of ana's `cells` taken with `body`: the whole answer's text
+    /// (the event stream with a model).
+    async fn turn_stream(&self, body: Value) -> String {
+        let req = Request::builder()
+            .method("POST")
+            .uri("/v1/subjects/ana/cells/turns")
+            .header(header::AUTHORIZATION, format!("Bearer {}", self.a))
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.to_string()))
+            .unwrap();
+        let res = self.app.clone().oneshot(req).await.unwrap();
+        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap()
+    }
+
     pub(crate) async fn sample(&self) {
         let (s, v) = self
             .call("POST", "/v1/subjects", &self.a,
@@ -1071,18 +1085,9 @@ async fn a_failing_model_ends_the_stream_with_an_error_event() {
         ..Config::default()
     });
     h.sample().await;
-    let req = Request::builder()
-        .method("POST")
-        .uri("/v1/subjects/ana/cells/turns")
-        .header(header::AUTHORIZATION, format!("Bearer {}", h.a))
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(
-            json!({"text":"hello","at":"2026-11-20T10:00:00Z"}).to_string(),
-        ))
-        .unwrap();
-    let res = h.app.clone().oneshot(req).await.unwrap();
-    let body =
-        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    let body = h
+        .turn_stream(json!({"text":"hello","at":"2026-11-20T10:00:00Z"}))
+        .await;
     assert!(body.contains("event: error"), "{body}");
     assert!(body.contains("model_failed"), "{body}");
     let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
@@ -1090,6 +1095,73 @@ async fn a_failing_model_ends_the_stream_with_an_error_event() {
         v["episodes"], 7,
         "the question is recorded, no answer is invented"
     );
+}
+
+/// A model server killed mid-answer: the learner's message is kept, the
+/// turn ends with an error event after the piece that arrived, and nothing
+/// half-written is recorded as the tutor's answer.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_killed_mid_answer_ends_the_turn_with_an_error_and_records_no_answer() {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0;
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                    break;
+                }
+                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = v.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = std::io::Read::read_exact(&mut reader, &mut body);
+            let chunk = json!({"choices":[{"delta":{"content":"In July we went over "}}]});
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\ndata: {chunk}\n\n"
+            );
+            let _ = stream.flush();
+            // Killed: the connection closes with the answer half said.
+            drop(stream);
+        }
+    });
+    let h = harness_with(Config {
+        chat: Some(tm_ingest::extract::LlmConfig::new(url, "m")),
+        ..Config::default()
+    });
+    h.sample().await;
+    let body = h
+        .turn_stream(
+            json!({"text":"What did we cover in July?","at":"2026-11-20T10:00:00Z","id":"t9"}),
+        )
+        .await;
+    let (delta, error) = (body.find("event: delta"), body.find("event: error"));
+    assert!(
+        delta.is_some() && error > delta,
+        "the piece, then the error: {body}"
+    );
+    assert!(body.contains("model_failed"), "{body}");
+    assert!(
+        body.contains("ended before the answer was finished"),
+        "{body}"
+    );
+    assert!(!body.contains("event: done"), "{body}");
+    let (_, v) = h.call("GET", "/v1/subjects/ana/cells", &h.a, None).await;
+    assert_eq!(
+        v["episodes"], 7,
+        "the question is kept, no answer recorded: {v}"
+    );
+    let (_, log) = h
+        .call("GET", "/v1/subjects/ana/cells/episodes?from=7", &h.a, None)
+        .await;
+    assert_eq!(log[0]["external_id"], "t9");
+    assert_eq!(log[0]["kind"], "question");
 }
 
 #[tokio::test]
