@@ -4,7 +4,15 @@
 //! `tm_ingest::extract::LlmConfig::from_env`) and asked through the same
 //! client. Temperature 0; a rerun still measures run-to-run noise, since
 //! endpoints are not bit-exact.
+//!
+//! With a cache folder ([`Chat::with_cache`]) every answer is kept under the
+//! SHA-256 of the model's name, the prompt and the question, and a rerun
+//! asks the model only for what it has not answered yet: a run stopped
+//! midway resumes, and a slow model is asked once.
 
+use sha2::{Digest, Sha256};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use tm_ingest::extract::{ChatClient, LlmConfig};
 
 use crate::{Error, Result};
@@ -12,17 +20,39 @@ use crate::{Error, Result};
 /// A chat endpoint.
 pub struct Chat {
     client: ChatClient,
+    cache: Option<PathBuf>,
+    /// Answers read from the cache in this run.
+    reused: AtomicUsize,
 }
 
 impl Chat {
     /// The endpoint the environment names, if any.
     pub fn from_env() -> Result<Option<Chat>> {
-        let Some(config) = LlmConfig::from_env() else {
-            return Ok(None);
-        };
+        LlmConfig::from_env().map(Chat::new).transpose()
+    }
+
+    /// The endpoint `config` names.
+    pub fn new(config: LlmConfig) -> Result<Chat> {
         let client = ChatClient::new(config)
             .map_err(|e| Error::Chat(format!("TUTOR_MEMORY_CHAT_URL: {e}")))?;
-        Ok(Some(Chat { client }))
+        Ok(Chat {
+            client,
+            cache: None,
+            reused: AtomicUsize::new(0),
+        })
+    }
+
+    /// Keeps answers in `dir` (made when missing) and reuses them.
+    pub fn with_cache(mut self, dir: PathBuf) -> Result<Chat> {
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::Chat(format!("the answer cache {}: {e}", dir.display())))?;
+        self.cache = Some(dir);
+        Ok(self)
+    }
+
+    /// How many answers came from the cache so far.
+    pub fn reused(&self) -> usize {
+        self.reused.load(Ordering::Relaxed)
     }
 
     /// The model's name, for the report.
@@ -30,14 +60,119 @@ impl Chat {
         &self.client.config().model
     }
 
-    /// The model's answer to `question` with `prompt` as the system message.
+    /// The model's answer to `question` with `prompt` as the system message
+    /// (the cached one when there is one).
     pub fn answer(&self, prompt: &str, question: &str) -> Result<String> {
+        let file = self
+            .cache
+            .as_ref()
+            .map(|dir| dir.join(format!("{}.txt", cache_key(self.model(), prompt, question))));
+        if let Some(f) = &file
+            && let Ok(kept) = std::fs::read_to_string(f)
+        {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+            return Ok(kept);
+        }
         let messages = [
             serde_json::json!({"role": "system", "content": prompt}),
             serde_json::json!({"role": "user", "content": question}),
         ];
-        self.client
+        let answer = self
+            .client
             .complete(&messages, false, 16 * 1024 * 1024)
-            .map_err(Error::Chat)
+            .map_err(Error::Chat)?;
+        if let Some(f) = &file {
+            // Written whole or not at all: a run killed here leaves no half answer.
+            let part = f.with_extension("part");
+            std::fs::write(&part, &answer)
+                .and_then(|()| std::fs::rename(&part, f))
+                .map_err(|e| Error::Chat(format!("keeping the answer in {}: {e}", f.display())))?;
+        }
+        Ok(answer)
+    }
+}
+
+/// The cache's name for an answer: SHA-256 over the model, the prompt and
+/// the question, each length-prefixed so no two triples share a name.
+fn cache_key(model: &str, prompt: &str, question: &str) -> String {
+    let mut h = Sha256::new();
+    for part in [model, prompt, question] {
+        h.update((part.len() as u64).to_le_bytes());
+        h.update(part.as_bytes());
+    }
+    hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cache_key_tells_model_prompt_and_question_apart() {
+        let k = cache_key("m", "prompt", "q");
+        assert_eq!(k.len(), 64);
+        assert_eq!(k, cache_key("m", "prompt", "q"));
+        assert_ne!(k, cache_key("m2", "prompt", "q"));
+        assert_ne!(k, cache_key("m", "promptq", ""));
+        assert_ne!(k, cache_key("m", "prompt", "q2"));
+    }
+
+    #[test]
+    fn a_cached_answer_is_not_asked_for_again() {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let asked = std::sync::Arc::new(AtomicUsize::new(0));
+        let count = asked.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                count.fetch_add(1, Ordering::SeqCst);
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut len = 0;
+                loop {
+                    let mut h = String::new();
+                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut body = vec![0; len];
+                let _ = reader.read_exact(&mut body);
+                let reply = serde_json::json!({"choices": [{"message": {"content": "Osmosis."}}]})
+                    .to_string();
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                    reply.len()
+                );
+            }
+        });
+        let dir = tempfile::tempdir().unwrap();
+        let chat = Chat::new(LlmConfig::new(url.clone(), "m"))
+            .unwrap()
+            .with_cache(dir.path().join("answers"))
+            .unwrap();
+        assert_eq!(
+            chat.answer("prompt", "What is osmosis?").unwrap(),
+            "Osmosis."
+        );
+        assert_eq!(
+            chat.answer("prompt", "What is osmosis?").unwrap(),
+            "Osmosis."
+        );
+        assert_eq!(asked.load(Ordering::SeqCst), 1, "asked once");
+        assert_eq!(chat.reused(), 1);
+        // A new run over the same folder resumes from it.
+        let again = Chat::new(LlmConfig::new(url, "m"))
+            .unwrap()
+            .with_cache(dir.path().join("answers"))
+            .unwrap();
+        again.answer("prompt", "What is osmosis?").unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), 1);
+        again.answer("another prompt", "What is osmosis?").unwrap();
+        assert_eq!(asked.load(Ordering::SeqCst), 2);
     }
 }

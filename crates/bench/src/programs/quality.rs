@@ -38,6 +38,43 @@ pub struct Options {
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,
+    /// Grade only this many questions, taken from the categories in turn
+    /// (a small answer-level run against a slow model).
+    #[cfg_attr(feature = "cli", arg(long))]
+    pub limit: Option<usize>,
+}
+
+/// At most `n` questions, one category after another in turn (the order
+/// each category first appears in), each category's in file order.
+pub fn take_round_robin(
+    questions: Vec<crate::questions::Question>,
+    n: usize,
+) -> Vec<crate::questions::Question> {
+    let mut order: Vec<String> = Vec::new();
+    let mut by: std::collections::HashMap<String, std::collections::VecDeque<_>> =
+        std::collections::HashMap::new();
+    for q in questions {
+        if !by.contains_key(&q.category) {
+            order.push(q.category.clone());
+        }
+        by.entry(q.category.clone()).or_default().push_back(q);
+    }
+    let mut out = Vec::new();
+    while out.len() < n {
+        let before = out.len();
+        for c in &order {
+            if out.len() == n {
+                break;
+            }
+            if let Some(q) = by.get_mut(c).and_then(|d| d.pop_front()) {
+                out.push(q);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
 }
 
 fn designs(s: &str) -> Result<Vec<Design>> {
@@ -113,9 +150,27 @@ pub fn run(a: &Options, progress: Progress) -> Result<()> {
             qs
         }
     };
-    let chat = crate::chat::Chat::from_env()?;
+    let questions = match a.limit {
+        Some(n) => {
+            let picked = take_round_robin(questions, n);
+            println!(
+                "--limit {n}: grading {} questions, the categories in turn",
+                picked.len()
+            );
+            picked
+        }
+        None => questions,
+    };
+    let chat = match crate::chat::Chat::from_env()? {
+        Some(c) => Some(c.with_cache(a.out.join("answers"))?),
+        None => None,
+    };
     match &chat {
-        Some(c) => println!("answer level: on, model {}", c.model()),
+        Some(c) => println!(
+            "answer level: on, model {} (answers kept in {}; a rerun asks only for the missing ones)",
+            c.model(),
+            a.out.join("answers").display()
+        ),
         None => println!(
             "answer level: SKIPPED — no chat endpoint configured (set TUTOR_MEMORY_CHAT_URL); prompt level only"
         ),
@@ -138,6 +193,9 @@ pub fn run(a: &Options, progress: Progress) -> Result<()> {
         t.elapsed().as_secs_f64(),
         a.budget
     );
+    if let Some(c) = &chat {
+        println!("{} answers came from the cache\n", c.reused());
+    }
     let failures = quality::failures_text(&report);
     let failing = report.outcomes.iter().filter(|o| !o.passed).count();
     if failing > 0 {
@@ -174,4 +232,37 @@ pub fn run(a: &Options, progress: Progress) -> Result<()> {
         a.out.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::questions::{Expect, Question};
+
+    #[test]
+    fn a_limit_takes_the_categories_in_turn() {
+        let q = |id: &str, category: &str| Question {
+            id: id.into(),
+            subject: "ana/cells".into(),
+            at: chrono::Utc::now(),
+            category: category.into(),
+            question: "?".into(),
+            expect: Expect::default(),
+        };
+        let all = vec![
+            q("1", "a"),
+            q("2", "a"),
+            q("3", "a"),
+            q("4", "b"),
+            q("5", "c"),
+        ];
+        let ids = |v: Vec<Question>| v.into_iter().map(|q| q.id).collect::<Vec<_>>();
+        assert_eq!(ids(take_round_robin(all.clone(), 4)), ["1", "4", "5", "2"]);
+        assert_eq!(
+            ids(take_round_robin(all.clone(), 9)).len(),
+            5,
+            "no more than there are"
+        );
+        assert!(take_round_robin(all, 0).is_empty());
+    }
 }
