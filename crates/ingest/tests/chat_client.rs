@@ -171,3 +171,28 @@ fn a_loading_model_is_retried_and_a_down_one_is_not_called_forever() {
     assert!(err.contains("resting"), "{err}");
     assert_eq!(count.load(Ordering::SeqCst), Breaker::THRESHOLD as usize);
 }
+
+#[test]
+fn a_whole_answer_may_take_its_time_a_stream_must_begin_in_time() {
+    // The head comes after 1.5 s: for a whole answer that is writing time,
+    // for a stream it is a model that has not begun.
+    let (url, _) = stand_in(|_, s| {
+        std::thread::sleep(Duration::from_millis(1500));
+        completion(s, "Osmosis moves water.");
+    });
+    let mut config = LlmConfig::new(url, "m");
+    config.first_byte_timeout = Duration::from_millis(500);
+    config.retries = 0;
+    let client = ChatClient::new(config.clone()).unwrap();
+    assert_eq!(
+        client.complete(&ask(), false, 10_000).unwrap(),
+        "Osmosis moves water."
+    );
+    let err = client
+        .stream(&ask(), 10_000, &mut |_| {})
+        .expect_err("a stream that does not begin in time");
+    assert!(
+        err.contains("timeout") || err.contains("timed out"),
+        "{err}"
+    );
+}

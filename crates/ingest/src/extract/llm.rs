@@ -21,7 +21,9 @@ pub struct LlmConfig {
     /// The whole call, the streamed answer included: a model stalled
     /// mid-answer is given up on here.
     pub timeout: Duration,
-    /// Until the endpoint starts answering (the response's head).
+    /// Until a streamed answer begins (the response's head). A whole
+    /// answer ([`ChatClient::complete`]) has only `timeout`: its head comes
+    /// when it is all written.
     pub first_byte_timeout: Duration,
     /// Tries again after a refused connection, a timeout before the answer
     /// began, or 429 / 500 / 502 / 503 / 504, within `timeout`.
@@ -38,7 +40,7 @@ impl LlmConfig {
             model: model.into(),
             api_key: None,
             timeout: Duration::from_secs(120),
-            first_byte_timeout: Duration::from_secs(30),
+            first_byte_timeout: Duration::from_secs(60),
             retries: 2,
             max_chars: 60_000,
             max_concepts: MAX_CONCEPTS,
@@ -79,7 +81,7 @@ impl LlmConfig {
 /// a chat turn for the tutor's answer ([`ChatClient::stream`]).
 ///
 /// Every call is bounded ([`LlmConfig::timeout`] for the whole of it,
-/// [`LlmConfig::first_byte_timeout`] until the answer begins, 5 s to
+/// [`LlmConfig::first_byte_timeout`] until a streamed answer begins, 5 s to
 /// connect), retried while nothing of the answer has arrived
 /// ([`LlmConfig::retries`], backing off 250 ms, 500 ms, …), and goes through
 /// a circuit breaker ([`Breaker`]): after five failed calls in a row the
@@ -102,7 +104,6 @@ impl ChatClient {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(config.timeout))
             .timeout_connect(Some(config.timeout.min(Duration::from_secs(5))))
-            .timeout_recv_response(Some(config.timeout.min(config.first_byte_timeout)))
             .http_status_as_error(false)
             .build()
             .into();
@@ -117,11 +118,18 @@ impl ChatClient {
         &self.config
     }
 
+    /// Sends `body`; `first_byte` bounds the wait for the response's head (a
+    /// streamed answer's head comes with its first piece; a whole answer's
+    /// only when it is all written, so that wait is the call's own).
     fn post(
         &self,
         body: &serde_json::Value,
+        first_byte: Option<Duration>,
     ) -> std::result::Result<ureq::http::Response<ureq::Body>, String> {
         let mut req = self.agent.post(&self.config.endpoint());
+        if let Some(t) = first_byte {
+            req = req.config().timeout_recv_response(Some(t)).build();
+        }
         if let Some(key) = &self.config.api_key {
             req = req.header("Authorization", &format!("Bearer {key}"));
         }
@@ -135,6 +143,7 @@ impl ChatClient {
     fn call<T>(
         &self,
         body: &serde_json::Value,
+        first_byte: Option<Duration>,
         read: impl FnOnce(ureq::http::Response<ureq::Body>) -> std::result::Result<T, String>,
     ) -> std::result::Result<T, String> {
         if let Err(wait) = self.breaker.admit(Instant::now()) {
@@ -148,7 +157,7 @@ impl ChatClient {
         let deadline = Instant::now() + self.config.timeout;
         let mut attempt = 0;
         let outcome = loop {
-            let sent = self.post(body);
+            let sent = self.post(body, first_byte);
             let retryable = match &sent {
                 Err(_) => true,
                 Ok(resp) => matches!(resp.status().as_u16(), 429 | 500 | 502 | 503 | 504),
@@ -181,7 +190,7 @@ impl ChatClient {
         if json {
             body["response_format"] = serde_json::json!({"type": "json_object"});
         }
-        self.call(&body, |mut resp| {
+        self.call(&body, None, |mut resp| {
             let status = resp.status();
             let text = resp
                 .body_mut()
@@ -220,7 +229,8 @@ impl ChatClient {
         use std::io::BufRead;
         let body =
             serde_json::json!({"model": self.config.model, "stream": true, "messages": messages});
-        self.call(&body, |mut resp| {
+        let first_byte = self.config.timeout.min(self.config.first_byte_timeout);
+        self.call(&body, Some(first_byte), |mut resp| {
             let status = resp.status();
             if !status.is_success() {
                 let text = resp
