@@ -17,7 +17,9 @@
 use crate::auth::{Tenant, bearer};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
-use crate::web::{PageQuery, ReportQuery, esc, html, no_store, page_error, page_tenant};
+use crate::web::{
+    PageQuery, ReportQuery, esc, html_with_policy, no_store, page_error, page_head, page_tenant,
+};
 use axum::extract::{Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
@@ -68,17 +70,11 @@ impl Format {
 /// The class in the chosen format, never cached.
 fn answer(v: &ClassView, format: Format) -> Response {
     let mut res = match format {
-        Format::Html => {
-            let mut res = html(render(v));
-            // The grid is one image, inline: allow `data:` images here.
-            res.headers_mut().insert(
-                header::CONTENT_SECURITY_POLICY,
-                HeaderValue::from_static(
-                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
-                ),
-            );
-            res
-        }
+        // The grid is one image, inline: `data:` images are allowed here.
+        Format::Html => html_with_policy(
+            render(v),
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+        ),
         Format::Json => axum::Json(v).into_response(),
         Format::Csv => {
             let mut res = csv(v).into_response();
@@ -260,12 +256,7 @@ fn grid_png(v: &ClassView) -> Vec<u8> {
 /// The class page.
 pub fn render(v: &ClassView) -> String {
     let mut o = String::new();
-    let _ = write!(
-        o,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>Class {} — Tutor Memory</title><style>{}{CLASS_STYLE}</style></head><body>",
-        esc(&v.course),
-        crate::web::STYLE
-    );
+    o.push_str(&page_head(&format!("Class {}", v.course), CLASS_STYLE));
     let _ = write!(
         o,
         "<header><p><a href=\"/\">All learners</a></p><h1>Class {}</h1><p class=\"muted\">{} learners · {} concepts · as of {} · <a href=\"?format=csv\">CSV</a> · <a href=\"?format=json\">JSON</a></p></header><main>",

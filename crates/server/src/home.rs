@@ -10,7 +10,7 @@
 use crate::auth::bearer;
 use crate::error::ApiResult;
 use crate::state::AppState;
-use crate::web::{PageQuery, esc, html, no_store, page_error, page_tenant};
+use crate::web::{PageQuery, esc, html, no_store, page_error, page_head, page_tenant};
 use axum::extract::{Query, State};
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -76,11 +76,8 @@ pub fn render(roster: &[(Subject, Option<DateTime<Utc>>)], search: &str) -> Stri
     let learners: std::collections::BTreeSet<&str> =
         rows.iter().map(|(s, _)| s.key.learner.as_str()).collect();
     let mut o = String::new();
-    let _ = write!(
-        o,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>Learners — Tutor Memory</title><style>{}</style></head><body><header><h1>Learners and subjects</h1>",
-        crate::web::STYLE
-    );
+    o.push_str(&page_head("Learners", ""));
+    o.push_str("<header><h1>Learners and subjects</h1>");
     let _ = write!(
         o,
         "<form method=\"get\" action=\"/\" role=\"search\"><label>Search <input type=\"search\" name=\"q\" value=\"{}\"></label> <button>Search</button></form><p class=\"muted\">{} learners · {} subjects{}</p></header><main>",

@@ -62,7 +62,7 @@ pub struct ReportQuery {
 }
 
 /// The value of the cookie `name`, if the request sends it.
-pub(crate) fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
     parts
         .headers
         .get_all(header::COOKIE)
@@ -136,17 +136,35 @@ async fn page(
     Ok(html(render(&v)))
 }
 
-/// A page's answer: no referrer, and a policy that loads nothing but its
-/// own inline style (no script runs on any page).
+/// The policy of every page: it loads nothing but its own inline style (no
+/// script runs on any page).
+pub(crate) const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
+
+/// A page's answer: no referrer, and [`PAGE_POLICY`].
 pub(crate) fn html(page: String) -> Response {
+    html_with_policy(page, PAGE_POLICY)
+}
+
+/// [`html`] with another content security policy (the class page adds its
+/// inline image).
+pub(crate) fn html_with_policy(page: String, policy: &'static str) -> Response {
     let mut res = Html(page).into_response();
     let h = res.headers_mut();
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static("default-src 'none'; style-src 'unsafe-inline'"),
+        HeaderValue::from_static(policy),
     );
     res
+}
+
+/// A page's opening up to `<body>`: its title (escaped here) and the shared
+/// style, with `extra_style` after it.
+pub(crate) fn page_head(title: &str, extra_style: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>{} — Tutor Memory</title><style>{STYLE}{extra_style}</style></head><body>",
+        esc(title)
+    )
 }
 
 /// Who opens a page: the key it presents (`Authorization: Bearer` or
@@ -278,11 +296,7 @@ table{border-collapse:collapse}td,th{padding:.15rem .6rem;text-align:left;border
 /// The whole page.
 pub fn render(v: &ReportView) -> String {
     let mut o = String::new();
-    let _ = write!(
-        o,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\"><meta name=\"viewport\" content=\"width=device-width\"><title>{} — Tutor Memory</title><style>{STYLE}</style></head><body>",
-        esc(&v.title)
-    );
+    o.push_str(&page_head(&v.title, ""));
     let _ = write!(
         o,
         "<header><h1>{}</h1><p class=\"muted\">{} · {} episodes · readiness of the material {:.0}% ({})</p>{}</header><main>",
