@@ -814,6 +814,12 @@ export interface components {
             skipped: number;
             /** @description `learner/subject`. */
             subject: string;
+            /**
+             * @description What the caller should know that did not stop the write: a file
+             *     whose model-made concept list was refused and the offline
+             *     extractor's kept instead.
+             */
+            warnings: string[];
         };
         /** @description The episode one event became (or already was). */
         RecordedEpisode: {

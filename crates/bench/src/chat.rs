@@ -17,6 +17,11 @@ use tm_ingest::extract::{ChatClient, LlmConfig};
 
 use crate::{Error, Result};
 
+/// The benchmark's cap on an answer's length, in tokens: room for a
+/// tutor's answer of a few paragraphs, and a stop for a model that repeats
+/// itself until its context is full.
+pub const DEFAULT_MAX_TOKENS: u32 = 256;
+
 /// A chat endpoint.
 pub struct Chat {
     client: ChatClient,
@@ -26,9 +31,16 @@ pub struct Chat {
 }
 
 impl Chat {
-    /// The endpoint the environment names, if any.
-    pub fn from_env() -> Result<Option<Chat>> {
-        LlmConfig::from_env().map(Chat::new).transpose()
+    /// The endpoint the environment names, if any, with answers capped at
+    /// `max_tokens` (0: no cap is sent; `TUTOR_MEMORY_CHAT_MAX_TOKENS` is the
+    /// service's setting, not the benchmark's).
+    pub fn from_env(max_tokens: u32) -> Result<Option<Chat>> {
+        LlmConfig::from_env()
+            .map(|mut c| {
+                c.max_tokens = (max_tokens > 0).then_some(max_tokens);
+                Chat::new(c)
+            })
+            .transpose()
     }
 
     /// The endpoint `config` names.
@@ -66,7 +78,7 @@ impl Chat {
         let file = self
             .cache
             .as_ref()
-            .map(|dir| dir.join(format!("{}.txt", cache_key(self.model(), prompt, question))));
+            .map(|dir| dir.join(format!("{}.txt", self.cache_key(prompt, question))));
         if let Some(f) = &file
             && let Ok(kept) = std::fs::read_to_string(f)
         {
@@ -92,11 +104,24 @@ impl Chat {
     }
 }
 
-/// The cache's name for an answer: SHA-256 over the model, the prompt and
-/// the question, each length-prefixed so no two triples share a name.
-fn cache_key(model: &str, prompt: &str, question: &str) -> String {
+impl Chat {
+    /// The cache's name for an answer to `question` under `prompt`.
+    fn cache_key(&self, prompt: &str, question: &str) -> String {
+        let cap = self
+            .client
+            .config()
+            .max_tokens
+            .map_or(String::new(), |n| n.to_string());
+        cache_key(&[self.model(), &cap, prompt, question])
+    }
+}
+
+/// The cache's name for an answer: SHA-256 over the model, the answer's
+/// length cap, the prompt and the question, each length-prefixed so no two
+/// lists share a name.
+fn cache_key(parts: &[&str]) -> String {
     let mut h = Sha256::new();
-    for part in [model, prompt, question] {
+    for part in parts {
         h.update((part.len() as u64).to_le_bytes());
         h.update(part.as_bytes());
     }
@@ -109,12 +134,13 @@ mod tests {
 
     #[test]
     fn the_cache_key_tells_model_prompt_and_question_apart() {
-        let k = cache_key("m", "prompt", "q");
+        let k = cache_key(&["m", "256", "prompt", "q"]);
         assert_eq!(k.len(), 64);
-        assert_eq!(k, cache_key("m", "prompt", "q"));
-        assert_ne!(k, cache_key("m2", "prompt", "q"));
-        assert_ne!(k, cache_key("m", "promptq", ""));
-        assert_ne!(k, cache_key("m", "prompt", "q2"));
+        assert_eq!(k, cache_key(&["m", "256", "prompt", "q"]));
+        assert_ne!(k, cache_key(&["m2", "256", "prompt", "q"]));
+        assert_ne!(k, cache_key(&["m", "", "prompt", "q"]));
+        assert_ne!(k, cache_key(&["m", "256", "promptq", ""]));
+        assert_ne!(k, cache_key(&["m", "256", "prompt", "q2"]));
     }
 
     #[test]

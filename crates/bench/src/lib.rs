@@ -38,6 +38,43 @@ pub(crate) fn public_data(rel: &str, name: &str) -> Option<std::path::PathBuf> {
     None
 }
 
+/// At most `n` items, one group after another in turn (the order each group
+/// first appears), each group's items in the order given: a small run that
+/// still sees every kind of question.
+pub fn round_robin<K: Eq + std::hash::Hash + Clone, T>(
+    items: impl IntoIterator<Item = (K, T)>,
+    n: usize,
+) -> Vec<T> {
+    let mut order: Vec<K> = Vec::new();
+    let mut by: std::collections::HashMap<K, std::collections::VecDeque<T>> =
+        std::collections::HashMap::new();
+    for (k, item) in items {
+        if !by.contains_key(&k) {
+            order.push(k.clone());
+        }
+        by.entry(k).or_default().push_back(item);
+    }
+    let mut out = Vec::new();
+    while out.len() < n {
+        let before = out.len();
+        for k in &order {
+            if out.len() == n {
+                break;
+            }
+            if let Some(item) = by
+                .get_mut(k)
+                .and_then(std::collections::VecDeque::pop_front)
+            {
+                out.push(item);
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
+}
+
 /// Everything that can go wrong while generating, running or grading.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {

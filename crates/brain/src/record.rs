@@ -94,6 +94,10 @@ pub struct Recorded {
     /// The episode each event is, in the order given (absent when the whole
     /// file was already imported).
     pub episodes: Vec<RecordedEpisode>,
+    /// What the caller should know that did not stop the write: a file
+    /// whose model-made concept list was refused and the offline
+    /// extractor's kept instead.
+    pub warnings: Vec<String>,
 }
 
 /// The episode one event became (or already was).
@@ -122,6 +126,7 @@ pub struct Prepared<'e> {
     files: Vec<Option<LoadedFile>>,
     keys: Vec<Hash>,
     vectors: HashMap<String, Vec<f32>>,
+    warnings: Vec<String>,
 }
 
 /// The kind, summary and text an event's episode gets, when the event alone
@@ -409,6 +414,7 @@ pub fn prepare<'e>(
             known[i] = recorded_as(r, s, k, e)?.is_some();
         }
     }
+    let mut warnings = Vec::new();
     for (i, (e, f)) in events.iter().zip(files.iter_mut()).enumerate() {
         let (EventBody::File { name, .. }, Some(f)) = (&e.body, f) else {
             continue;
@@ -417,7 +423,7 @@ pub fn prepare<'e>(
         if !known[i] && !held.iter().any(|(n, h)| n == name && *h == sha) {
             f.concepts = Some(
                 ix.extractor
-                    .extract(name, &f.pages)
+                    .extract_noting(name, &f.pages, &mut warnings)
                     .map_err(|err| Error::Model(err.to_string()))?,
             );
         }
@@ -454,6 +460,7 @@ pub fn prepare<'e>(
         files,
         keys,
         vectors,
+        warnings,
     })
 }
 
@@ -656,6 +663,7 @@ pub fn apply(
         already_imported: false,
         head_seq: tx.head(&subject)?.0,
         episodes: out,
+        warnings: std::mem::take(&mut prepared.warnings),
     })
 }
 
@@ -687,6 +695,7 @@ pub fn record(
             already_imported: true,
             head_seq: store.head(s)?.0,
             episodes: Vec::new(),
+            warnings: Vec::new(),
         });
     }
     let prepared = prepare(&*store, ix, existing.as_ref(), events, paths, progress)?;

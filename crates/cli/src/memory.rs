@@ -44,6 +44,9 @@ pub fn import(brain: &Brain, a: ImportArgs) -> Result<ExitCode> {
         });
         progress.finish_and_clear();
         let report = report?;
+        for w in &report.warnings {
+            eprintln!("warning: {w}");
+        }
         if a.json {
             println!("{}", serde_json::to_string(&report)?);
         } else if report.already_imported {

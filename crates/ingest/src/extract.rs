@@ -31,5 +31,21 @@ pub type Result<T> = std::result::Result<T, Error>;
 /// Reads one file's pages into its bounded concept list. Shared by every
 /// request a service answers, so it is `Send + Sync`.
 pub trait ConceptExtractor: Send + Sync {
+    /// This extractor's list, or why it could not make one.
     fn extract(&self, file_name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>>;
+
+    /// The list the store keeps: [`ConceptExtractor::extract`]'s, unless this
+    /// extractor has a way to recover from a list it refused (the generative
+    /// one falls back to the offline extractor), in which case the recovered
+    /// list comes back with a warning pushed onto `warnings` (a fallback is
+    /// never silent).
+    fn extract_noting(
+        &self,
+        file_name: &str,
+        pages: &[String],
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<ExtractedConcept>> {
+        let _ = warnings;
+        self.extract(file_name, pages)
+    }
 }

@@ -152,3 +152,102 @@ fn model_definitions_pass_the_same_validator() {
         }
     }
 }
+
+/// A concept the file never names is the model's invention and is dropped;
+/// an answer of nothing but such concepts is refused.
+#[test]
+fn a_concept_the_file_never_names_is_dropped_and_a_list_of_only_those_refused() {
+    let answer = serde_json::json!({"concepts": [
+        {"name": "Osmosis", "gist": "Water crosses a membrane.", "pages": [2]},
+        {"name": "Photosynthesis", "gist": "Plants make sugar.", "pages": [1]}
+    ]})
+    .to_string();
+    let cs = tm_ingest::extract::validate_answer(&answer, &pages(), 40).unwrap();
+    assert_eq!(
+        cs.iter().map(|c| c.name.as_str()).collect::<Vec<_>>(),
+        ["Osmosis"]
+    );
+    let invented = serde_json::json!({"concepts": [
+        {"name": "Photosynthesis", "gist": "Plants make sugar.", "pages": [1]},
+        {"name": "Mitochondria", "gist": "They make ATP.", "pages": [2]}
+    ]})
+    .to_string();
+    let err = tm_ingest::extract::validate_answer(&invented, &pages(), 40).unwrap_err();
+    assert!(err.contains("none of its 2 concepts"), "{err}");
+    // A file that explains nothing may get an empty list.
+    let none = tm_ingest::extract::validate_answer("{\"concepts\": []}", &pages(), 40).unwrap();
+    assert!(none.is_empty());
+}
+
+/// What the store asks: a list refused twice is replaced by the offline
+/// extractor's, with a warning naming the file and the reason.
+#[test]
+fn a_list_refused_twice_falls_back_to_the_offline_extractor_with_a_warning() {
+    use tm_ingest::extract::OfflineExtractor;
+    let (url, _) = stub(vec!["not json".into(), "{\"concepts\": 3}".into()]);
+    let x = LlmExtractor::new(LlmConfig::new(url, "m")).unwrap();
+    let mut warnings = Vec::new();
+    let got = x.extract_noting("a.md", &pages(), &mut warnings).unwrap();
+    let offline = OfflineExtractor::default()
+        .extract("a.md", &pages())
+        .unwrap();
+    assert_eq!(got, offline);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("a.md: the model's concept list was refused (")
+            && warnings[0].contains("invalid twice")
+            && warnings[0].contains("the offline extractor's"),
+        "{}",
+        warnings[0]
+    );
+    // A valid list comes through with no warning.
+    let valid = serde_json::json!({"concepts": [
+        {"name": "Osmosis", "gist": "Water crosses a membrane.", "pages": [2]}
+    ]})
+    .to_string();
+    let (url, _) = stub(vec![valid]);
+    let x = LlmExtractor::new(LlmConfig::new(url, "m")).unwrap();
+    let mut warnings = Vec::new();
+    let got = x.extract_noting("a.md", &pages(), &mut warnings).unwrap();
+    assert_eq!(got.len(), 1);
+    assert!(warnings.is_empty());
+}
+
+/// An endpoint that cannot be reached is an error even for the store: the
+/// file is not mapped by another way while the model is down.
+#[test]
+fn an_unreachable_endpoint_is_still_an_error() {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    drop(listener);
+    let mut config = LlmConfig::new(url, "m");
+    config.retries = 0;
+    let x = LlmExtractor::new(config).unwrap();
+    let mut warnings = Vec::new();
+    let err = x
+        .extract_noting("a.md", &pages(), &mut warnings)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("request to"), "{err}");
+    assert!(warnings.is_empty());
+}
+
+/// `max_tokens` is sent when configured, and only then.
+#[test]
+fn an_answers_length_cap_is_sent_when_set() {
+    let valid = serde_json::json!({"concepts": []}).to_string();
+    let (url, seen) = stub(vec![valid.clone(), valid]);
+    let mut config = LlmConfig::new(url, "m");
+    LlmExtractor::new(config.clone())
+        .unwrap()
+        .extract("a.md", &pages())
+        .unwrap();
+    config.max_tokens = Some(300);
+    LlmExtractor::new(config)
+        .unwrap()
+        .extract("a.md", &pages())
+        .unwrap();
+    let seen = seen.lock().unwrap();
+    assert!(seen[0].get("max_tokens").is_none(), "{}", seen[0]);
+    assert_eq!(seen[1]["max_tokens"], 300);
+}

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar, cast
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
@@ -27,6 +27,9 @@ class Recorded:
         head_seq (int): The chain's head after the write.
         skipped (int): Events already recorded (the same event), skipped.
         subject (str): `learner/subject`.
+        warnings (list[str]): What the caller should know that did not stop the write: a file
+            whose model-made concept list was refused and the offline
+            extractor's kept instead.
     """
 
     already_imported: bool
@@ -37,6 +40,7 @@ class Recorded:
     head_seq: int
     skipped: int
     subject: str
+    warnings: list[str]
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,6 +63,8 @@ class Recorded:
 
         subject = self.subject
 
+        warnings = self.warnings
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update(
@@ -71,6 +77,7 @@ class Recorded:
                 "head_seq": head_seq,
                 "skipped": skipped,
                 "subject": subject,
+                "warnings": warnings,
             }
         )
 
@@ -102,6 +109,8 @@ class Recorded:
 
         subject = d.pop("subject")
 
+        warnings = cast(list[str], d.pop("warnings"))
+
         recorded = cls(
             already_imported=already_imported,
             appended=appended,
@@ -111,6 +120,7 @@ class Recorded:
             head_seq=head_seq,
             skipped=skipped,
             subject=subject,
+            warnings=warnings,
         )
 
         recorded.additional_properties = d

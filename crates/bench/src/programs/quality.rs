@@ -42,39 +42,18 @@ pub struct Options {
     /// (a small answer-level run against a slow model).
     #[cfg_attr(feature = "cli", arg(long))]
     pub limit: Option<usize>,
+    /// At most this many tokens in a model's answer (0: no cap is sent).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = crate::chat::DEFAULT_MAX_TOKENS))]
+    pub max_tokens: u32,
 }
 
 /// At most `n` questions, one category after another in turn (the order
-/// each category first appears in), each category's in file order.
+/// each category first appears), each category's in file order.
 pub fn take_round_robin(
     questions: Vec<crate::questions::Question>,
     n: usize,
 ) -> Vec<crate::questions::Question> {
-    let mut order: Vec<String> = Vec::new();
-    let mut by: std::collections::HashMap<String, std::collections::VecDeque<_>> =
-        std::collections::HashMap::new();
-    for q in questions {
-        if !by.contains_key(&q.category) {
-            order.push(q.category.clone());
-        }
-        by.entry(q.category.clone()).or_default().push_back(q);
-    }
-    let mut out = Vec::new();
-    while out.len() < n {
-        let before = out.len();
-        for c in &order {
-            if out.len() == n {
-                break;
-            }
-            if let Some(q) = by.get_mut(c).and_then(|d| d.pop_front()) {
-                out.push(q);
-            }
-        }
-        if out.len() == before {
-            break;
-        }
-    }
-    out
+    crate::round_robin(questions.into_iter().map(|q| (q.category.clone(), q)), n)
 }
 
 fn designs(s: &str) -> Result<Vec<Design>> {
@@ -161,14 +140,18 @@ pub fn run(a: &Options, progress: Progress) -> Result<()> {
         }
         None => questions,
     };
-    let chat = match crate::chat::Chat::from_env()? {
+    let chat = match crate::chat::Chat::from_env(a.max_tokens)? {
         Some(c) => Some(c.with_cache(a.out.join("answers"))?),
         None => None,
     };
     match &chat {
         Some(c) => println!(
-            "answer level: on, model {} (answers kept in {}; a rerun asks only for the missing ones)",
+            "answer level: on, model {}, answers of at most {} (kept in {}; a rerun asks only for the missing ones)",
             c.model(),
+            match a.max_tokens {
+                0 => "the endpoint's length".to_string(),
+                n => format!("{n} tokens"),
+            },
             a.out.join("answers").display()
         ),
         None => println!(

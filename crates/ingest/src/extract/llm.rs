@@ -2,10 +2,14 @@
 //! endpoint, asking for JSON that follows a schema; the answer is validated,
 //! a malformed one is retried once with the problem named, and pages are
 //! never taken on trust: a page the file does not have, or on which the
-//! concept's name does not appear, is dropped.
+//! concept's name does not appear, is dropped, and so is a concept whose
+//! name the file never uses. An answer refused twice is an error of
+//! [`LlmExtractor::extract`]; the store asks through
+//! [`ConceptExtractor::extract_noting`], which then keeps the offline
+//! extractor's list and says so.
 
 use super::breaker::Breaker;
-use super::{ConceptExtractor, Error, MAX_CONCEPTS, Result};
+use super::{ConceptExtractor, Error, MAX_CONCEPTS, OfflineExtractor, Result};
 use serde::Deserialize;
 use std::time::{Duration, Instant};
 use tm_model::lang::canonical_key;
@@ -28,6 +32,10 @@ pub struct LlmConfig {
     /// Tries again after a refused connection, a timeout before the answer
     /// began, or 429 / 500 / 502 / 503 / 504, within `timeout`.
     pub retries: u32,
+    /// At most this many tokens in an answer (sent as `max_tokens`); `None`
+    /// leaves the length to the endpoint. A small model can repeat itself
+    /// until its context is full, so a cap keeps a stuck answer short.
+    pub max_tokens: Option<u32>,
     /// At most this many characters of the file go into the prompt.
     pub max_chars: usize,
     pub max_concepts: usize,
@@ -42,14 +50,17 @@ impl LlmConfig {
             timeout: Duration::from_secs(120),
             first_byte_timeout: Duration::from_secs(60),
             retries: 2,
+            max_tokens: None,
             max_chars: 60_000,
             max_concepts: MAX_CONCEPTS,
         }
     }
 
     /// From `TUTOR_MEMORY_CHAT_URL`, `TUTOR_MEMORY_CHAT_MODEL`, `TUTOR_MEMORY_CHAT_KEY`,
-    /// and `TUTOR_MEMORY_CHAT_TIMEOUT` (the whole call, in seconds; 120 when
-    /// unset or not a positive number).
+    /// `TUTOR_MEMORY_CHAT_TIMEOUT` (the whole call, in seconds; 120 when
+    /// unset or not a positive number) and `TUTOR_MEMORY_CHAT_MAX_TOKENS`
+    /// (an answer's length; unset or not a positive whole number leaves it
+    /// to the endpoint).
     pub fn from_env() -> Option<Self> {
         let url = std::env::var("TUTOR_MEMORY_CHAT_URL")
             .ok()
@@ -66,6 +77,10 @@ impl LlmConfig {
         {
             c.timeout = Duration::from_secs_f64(secs);
         }
+        c.max_tokens = std::env::var("TUTOR_MEMORY_CHAT_MAX_TOKENS")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|&n| n > 0);
         Some(c)
     }
 
@@ -190,6 +205,9 @@ impl ChatClient {
         if json {
             body["response_format"] = serde_json::json!({"type": "json_object"});
         }
+        if let Some(n) = self.config.max_tokens {
+            body["max_tokens"] = n.into();
+        }
         self.call(&body, None, |mut resp| {
             let status = resp.status();
             let text = resp
@@ -227,8 +245,11 @@ impl ChatClient {
         on_delta: &mut dyn FnMut(&str),
     ) -> std::result::Result<String, String> {
         use std::io::BufRead;
-        let body =
+        let mut body =
             serde_json::json!({"model": self.config.model, "stream": true, "messages": messages});
+        if let Some(n) = self.config.max_tokens {
+            body["max_tokens"] = n.into();
+        }
         let first_byte = self.config.timeout.min(self.config.first_byte_timeout);
         self.call(&body, Some(first_byte), |mut resp| {
             let status = resp.status();
@@ -374,6 +395,8 @@ pub fn validate_answer(
         .map(|p| format!(" {} ", canonical_key(p)))
         .collect();
     let mut out: Vec<ExtractedConcept> = Vec::new();
+    let given = answer.concepts.len();
+    let mut unnamed = 0;
     for c in answer.concepts {
         let name = c.name.trim().to_string();
         if validate_name(&name).is_err()
@@ -399,6 +422,11 @@ pub fn validate_answer(
                 .filter(|&p| page_keys[p as usize - 1].contains(&key))
                 .collect();
         }
+        if found.is_empty() {
+            // Named nowhere in the file: not a concept this file explains.
+            unnamed += 1;
+            continue;
+        }
         found.sort_unstable();
         found.dedup();
         // The same whole-text rule as the offline extractor: a model's gist or
@@ -421,6 +449,11 @@ pub fn validate_answer(
             break;
         }
     }
+    if out.is_empty() && given > 0 {
+        return Err(format!(
+            "none of its {given} concepts is a name the file uses ({unnamed} not found in the file, the rest not names)"
+        ));
+    }
     // builds_on may only name concepts of the same list.
     let names: Vec<String> = out.iter().map(|c| canonical_key(&c.name)).collect();
     for c in &mut out {
@@ -442,29 +475,84 @@ fn strip_fences(s: &str) -> &str {
     t.strip_suffix("```").unwrap_or(t).trim()
 }
 
-impl ConceptExtractor for LlmExtractor {
-    fn extract(&self, file_name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>> {
-        let fail = |reason: String| Error::Invalid {
-            file: file_name.to_string(),
-            reason,
-        };
+/// Why the generative pass gave no list.
+enum Failure {
+    /// The endpoint failed (unreachable, an error status, a timeout).
+    Endpoint(String),
+    /// The model answered, twice, with nothing the validator keeps.
+    Refused(String),
+}
+
+impl LlmExtractor {
+    /// The model's validated list: asked once, and once more naming what
+    /// was wrong.
+    fn extract_model(
+        &self,
+        file_name: &str,
+        pages: &[String],
+    ) -> std::result::Result<Vec<ExtractedConcept>, Failure> {
         let system = INSTRUCTIONS.replace("{max}", &self.config.max_concepts.to_string());
         let mut messages = vec![
             serde_json::json!({"role": "system", "content": system}),
             serde_json::json!({"role": "user", "content": self.prompt(file_name, pages)}),
         ];
-        let first = self.ask(&messages).map_err(fail)?;
+        let first = self.ask(&messages).map_err(Failure::Endpoint)?;
         match validate_answer(&first, pages, self.config.max_concepts) {
             Ok(c) => Ok(c),
             Err(problem) => {
-                // One retry, naming what was wrong.
                 messages.push(serde_json::json!({"role": "assistant", "content": first}));
                 messages.push(serde_json::json!({"role": "user", "content": format!(
                     "That answer could not be used ({problem}). Answer again with JSON only, in the shape asked for."
                 )}));
-                let second = self.ask(&messages).map_err(fail)?;
-                validate_answer(&second, pages, self.config.max_concepts)
-                    .map_err(|p| fail(format!("the model's answer was invalid twice; last: {p}")))
+                let second = self.ask(&messages).map_err(Failure::Endpoint)?;
+                validate_answer(&second, pages, self.config.max_concepts).map_err(|p| {
+                    Failure::Refused(format!("the model's answer was invalid twice; last: {p}"))
+                })
+            }
+        }
+    }
+}
+
+impl ConceptExtractor for LlmExtractor {
+    /// The model's list, or an error (the endpoint failed, or the model's
+    /// answer was refused twice).
+    fn extract(&self, file_name: &str, pages: &[String]) -> Result<Vec<ExtractedConcept>> {
+        self.extract_model(file_name, pages)
+            .map_err(|f| Error::Invalid {
+                file: file_name.to_string(),
+                reason: match f {
+                    Failure::Endpoint(r) | Failure::Refused(r) => r,
+                },
+            })
+    }
+
+    /// The model's list; when the model answered but the validator refused
+    /// it twice (a small model's output often is unusable), the offline
+    /// extractor's list, with a warning. An endpoint that fails is still an
+    /// error: the file is not stored, and the caller can try again.
+    fn extract_noting(
+        &self,
+        file_name: &str,
+        pages: &[String],
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<ExtractedConcept>> {
+        match self.extract_model(file_name, pages) {
+            Ok(c) => Ok(c),
+            Err(Failure::Endpoint(reason)) => Err(Error::Invalid {
+                file: file_name.to_string(),
+                reason,
+            }),
+            Err(Failure::Refused(reason)) => {
+                let offline = OfflineExtractor {
+                    max_concepts: self.config.max_concepts,
+                }
+                .extract(file_name, pages)?;
+                let n = offline.len();
+                warnings.push(format!(
+                    "{file_name}: the model's concept list was refused ({reason}); the offline extractor's {n} concept{} used instead",
+                    if n == 1 { " was" } else { "s were" }
+                ));
+                Ok(offline)
             }
         }
     }
