@@ -145,37 +145,7 @@ mod tests {
 
     #[test]
     fn a_cached_answer_is_not_asked_for_again() {
-        use std::io::{BufRead, BufReader, Read, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
-        let asked = std::sync::Arc::new(AtomicUsize::new(0));
-        let count = asked.clone();
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { continue };
-                count.fetch_add(1, Ordering::SeqCst);
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut len = 0;
-                loop {
-                    let mut h = String::new();
-                    if reader.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
-                        break;
-                    }
-                    if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                        len = v.trim().parse().unwrap_or(0);
-                    }
-                }
-                let mut body = vec![0; len];
-                let _ = reader.read_exact(&mut body);
-                let reply = serde_json::json!({"choices": [{"message": {"content": "Osmosis."}}]})
-                    .to_string();
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                    reply.len()
-                );
-            }
-        });
+        let (url, asked) = tm_ingest::stand_in::chat_endpoint(|_| "Osmosis.".into());
         let dir = tempfile::tempdir().unwrap();
         let chat = Chat::new(LlmConfig::new(url.clone(), "m"))
             .unwrap()

@@ -11,6 +11,7 @@
 //! [`questions::generate`] takes a history and its concept map and nothing
 //! else; it cannot see a block.
 
+pub mod answers;
 pub mod chat;
 pub mod generate;
 pub mod grade;

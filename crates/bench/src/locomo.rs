@@ -257,6 +257,19 @@ pub struct Report {
     /// Every evidence turn the full design did not carry by content, with
     /// why: what the `failures` a change to recall must name are drawn from.
     pub failures: Vec<Failure>,
+    /// With a model ([`Answering`]): method ([`crate::answers::METHODS`]) →
+    /// category → (answers holding the reference answer, answers).
+    pub answers: Option<Cells>,
+    pub answer_model: Option<String>,
+    /// Every answer behind `answers`, with its reference and grade.
+    pub answered: Vec<crate::answers::Answered>,
+}
+
+/// The answer level of a run: the model, and the questions it answers (by
+/// conversation and question position, [`choose`]).
+pub struct Answering<'a> {
+    pub chat: &'a crate::chat::Chat,
+    pub questions: &'a HashSet<(usize, usize)>,
 }
 
 /// One evidence turn the full block did not carry, and why.
@@ -420,6 +433,38 @@ fn fill(ranked: &[i64], cost: &HashMap<i64, usize>, budget: usize) -> Vec<i64> {
     out
 }
 
+/// Whether a question's reference is an answer the answer level's
+/// containment ([`crate::answers::contains_answer`]) can grade: it
+/// has one, its category makes the overall figure (not LoCoMo's
+/// adversarial questions, reported apart), and it is not one of
+/// LongMemEval's whose reference is a description instead (the preference
+/// questions' rubric, category 3, and the abstentions, `_abs`, "you did not
+/// mention …").
+pub fn gradable(c: &Conversation, qa: &Qa, categories: &Categories) -> bool {
+    let description =
+        c.dataset == "longmemeval" && (qa.category == 3 || c.sample_id.ends_with("_abs"));
+    !crate::answers::normalise(&qa.answer).is_empty()
+        && categories.counts(qa.category)
+        && !description
+}
+
+/// Which questions are answered: at most `n` [`gradable`] ones, the
+/// categories in turn (in the order each first appears), each category's in
+/// file order. Keys are (conversation, question) positions.
+pub fn choose(
+    convs: &[Conversation],
+    categories: &Categories,
+    n: usize,
+) -> HashSet<(usize, usize)> {
+    let answerable = convs.iter().enumerate().flat_map(|(ci, c)| {
+        c.qa.iter()
+            .enumerate()
+            .filter(move |(_, qa)| gradable(c, qa, categories))
+            .map(move |(qi, qa)| (qa.category, (ci, qi)))
+    });
+    crate::round_robin(answerable, n).into_iter().collect()
+}
+
 /// Runs every method on every QA item at each budget: one report a budget.
 pub fn run(
     brain: &Brain,
@@ -427,17 +472,20 @@ pub fn run(
     subjects: &[Subject],
     budgets: &[usize],
     categories: &Categories,
+    answering: Option<&Answering<'_>>,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<Report>> {
     let started = std::time::Instant::now();
     let mut per: Vec<(Cells, Cells, Cells)> = vec![Default::default(); budgets.len()];
+    let mut answered: Vec<(Cells, Vec<crate::answers::Answered>)> =
+        vec![Default::default(); budgets.len()];
     let mut skipped = 0;
     let mut failures: Vec<Vec<Failure>> = vec![Vec::new(); budgets.len()];
     let total: usize = convs.iter().map(|c| c.qa.len()).sum();
     let mut done = 0;
     let recaller = brain.recaller()?;
     let model = recaller.embedder().name().to_string();
-    for (c, subject) in convs.iter().zip(subjects) {
+    for (ci, (c, subject)) in convs.iter().zip(subjects).enumerate() {
         let episodes = brain.episodes(subject, 1, usize::MAX)?;
         let dia: HashMap<i64, String> = episodes
             .iter()
@@ -457,11 +505,42 @@ pub fn run(
         by_time.sort();
         let newest_first: Vec<i64> = by_time.iter().rev().map(|x| x.2).collect();
         let said_at: HashMap<i64, DateTime<Utc>> = episodes.iter().map(|e| (e.id, e.at)).collect();
+        let text_of: HashMap<i64, &str> =
+            episodes.iter().map(|e| (e.id, e.text.as_str())).collect();
         // The baselines read the store as it is, not through recall.
         let vectors = brain.with_store(|s| Ok(s.vectors(subject, &model)?))?;
         let last = by_time.last().map(|x| x.0).unwrap_or_default() + Duration::days(1);
-        for qa in &c.qa {
+        for (qi, qa) in c.qa.iter().enumerate() {
             done += 1;
+            let chat = answering
+                .filter(|a| a.questions.contains(&(ci, qi)))
+                .map(|a| a.chat);
+            // The model's answer to a method's context, graded into `cells`.
+            let answer = |level: &mut (Cells, Vec<crate::answers::Answered>),
+                          method: &'static str,
+                          context: &str|
+             -> Result<()> {
+                if let Some(chat) = chat {
+                    let said = chat.answer(&crate::answers::prompt(context), &qa.question)?;
+                    let held = crate::answers::contains_answer(&said, &qa.answer);
+                    add(
+                        &mut level.0,
+                        method,
+                        qa.category,
+                        if held { 1.0 } else { 0.0 },
+                    );
+                    level.1.push(crate::answers::Answered {
+                        sample: c.sample_id.clone(),
+                        category: qa.category,
+                        question: qa.question.clone(),
+                        reference: qa.answer.clone(),
+                        method,
+                        answer: said,
+                        held,
+                    });
+                }
+                Ok(())
+            };
             let at = qa.asked_at.unwrap_or(last);
             // Only what was said by the time of the question can be recalled
             // then (LongMemEval's oracle dates some sessions after their
@@ -568,8 +647,11 @@ pub fn run(
                     .position(|r| r.members.iter().any(|m| dia.get(m).is_some_and(|x| x == d)))
             };
             let rrf_rank_of = |d: &str| rrf.iter().position(|i| dia.get(i).is_some_and(|x| x == d));
-            for ((&budget, (cells, content, prec)), fails) in
-                budgets.iter().zip(per.iter_mut()).zip(failures.iter_mut())
+            for (((&budget, (cells, content, prec)), fails), answers) in budgets
+                .iter()
+                .zip(per.iter_mut())
+                .zip(failures.iter_mut())
+                .zip(answered.iter_mut())
             {
                 let mut record = |method: &str, ids: &[i64], carried: Option<&HashSet<&str>>| {
                     let id_score = by_id(ids);
@@ -587,6 +669,14 @@ pub fn run(
                 ] {
                     record(method, &fill(ranked, &cost, budget), None);
                 }
+                if chat.is_some() {
+                    let fitted = fill(&rrf, &cost, budget);
+                    let turns = fitted
+                        .iter()
+                        .filter_map(|id| Some((*said_at.get(id)?, *text_of.get(id)?)))
+                        .collect();
+                    answer(answers, "rrf", &crate::answers::baseline_context(turns))?;
+                }
                 for design in [Design::Window, Design::Episodes, Design::Full] {
                     let req = BlockRequest {
                         design,
@@ -599,6 +689,7 @@ pub fn run(
                     if design != Design::Full {
                         continue;
                     }
+                    answer(answers, "full", &block.block)?;
                     let got = found(&ids);
                     let rrf_fit = found(&fill(&rrf, &cost, budget));
                     for e in evidence.iter().filter(|e| !held.contains(*e)) {
@@ -637,8 +728,9 @@ pub fn run(
         .iter()
         .zip(per)
         .zip(failures)
+        .zip(answered)
         .map(
-            |((&budget, (cells, content, precision)), failures)| Report {
+            |(((&budget, (cells, content, precision)), failures), answers)| Report {
                 budget,
                 categories: categories.clone(),
                 embedder: model.clone(),
@@ -648,6 +740,9 @@ pub fn run(
                 skipped,
                 seconds,
                 failures,
+                answers: answering.map(|_| answers.0),
+                answer_model: answering.map(|a| a.chat.model().to_string()),
+                answered: answers.1,
             },
         )
         .collect())
@@ -658,14 +753,26 @@ pub fn run(
 pub fn markdown(r: &Report) -> String {
     let cats = &r.categories;
     let mut s = String::new();
-    for (title, cells) in [
-        ("evidence recall by id", &r.cells),
-        ("evidence recall by content", &r.content),
+    let answers = r.answers.as_ref().map(|a| {
         (
-            "block precision (share of episode tokens from evidence turns)",
+            format!(
+                "answers holding the reference answer ({}, normalised containment)",
+                r.answer_model.as_deref().unwrap_or("model")
+            ),
+            a,
+        )
+    });
+    for (title, cells) in [
+        ("evidence recall by id".to_string(), &r.cells),
+        ("evidence recall by content".to_string(), &r.content),
+        (
+            "block precision (share of episode tokens from evidence turns)".to_string(),
             &r.precision,
         ),
-    ] {
+    ]
+    .into_iter()
+    .chain(answers)
+    {
         s.push_str(&format!("{title}, {} tokens:\n\n| method |", r.budget));
         for (c, name) in cats.ranked {
             s.push_str(&format!(" cat {c} ({name}) |"));

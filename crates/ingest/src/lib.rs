@@ -8,6 +8,8 @@ pub mod extract;
 #[cfg(feature = "testing")]
 pub mod fuzzing;
 pub mod pages;
+#[cfg(feature = "testing")]
+pub mod stand_in;
 
 pub use pages::{FileFormat, Limits, Pages, pages_from_list, read_pages, read_pages_with};
 

@@ -41,6 +41,18 @@ pub struct Options {
     /// judged on) or `all` (BENCHMARKS.md, "Dev and test halves").
     #[cfg_attr(feature = "cli", arg(long, value_enum, default_value = "all"))]
     pub split: crate::split::Split,
+    /// Also grade a model's answers (the endpoint at `TUTOR_MEMORY_CHAT_URL`)
+    /// to this many questions, the categories in turn, against their
+    /// reference answers by normalised containment, for the fusion baseline
+    /// and the full design at every budget (0: no answer level).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = 0))]
+    pub answers: usize,
+    /// Where the model's answers are kept (a rerun asks only for the missing ones).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "bench-answers"))]
+    pub answer_cache: PathBuf,
+    /// At most this many tokens in a model's answer (0: no cap is sent).
+    #[cfg_attr(feature = "cli", arg(long, default_value_t = crate::answers::DEFAULT_MAX_TOKENS))]
+    pub max_tokens: u32,
 }
 
 pub fn run(o: &Options, progress: Progress) -> Result<()> {
@@ -63,6 +75,18 @@ pub(crate) fn measure(
     if o.budgets.is_empty() || o.budgets.contains(&0) {
         anyhow::bail!("--budgets takes positive token counts");
     }
+    let chat = match o.answers {
+        0 => None,
+        _ => Some(
+            crate::chat::Chat::from_env(o.max_tokens)?
+                .ok_or_else(|| {
+                    anyhow::anyhow!(
+                        "--answers needs a chat endpoint: set TUTOR_MEMORY_CHAT_URL (and TUTOR_MEMORY_CHAT_MODEL)"
+                    )
+                })?
+                .with_cache(o.answer_cache.clone())?,
+        ),
+    };
     println!("machine: {}", super::machine());
     let qa: usize = convs.iter().map(|c| c.qa.len()).sum();
     let turns: usize = convs.iter().map(|c| c.turns.len()).sum();
@@ -93,6 +117,20 @@ pub(crate) fn measure(
         brain.embedder_name()?,
         t.elapsed().as_secs_f64()
     );
+    let chosen = crate::locomo::choose(convs, categories, o.answers);
+    let answering = chat.as_ref().map(|chat| {
+        println!(
+            "answer level: {} questions, the categories in turn, answered by {} (at most {} tokens; kept in {})",
+            chosen.len(),
+            chat.model(),
+            o.max_tokens,
+            o.answer_cache.display()
+        );
+        crate::locomo::Answering {
+            chat,
+            questions: &chosen,
+        }
+    });
     let mut tick = progress("questions", "");
     let reports = crate::locomo::run(
         &brain,
@@ -100,9 +138,13 @@ pub(crate) fn measure(
         &subjects,
         &o.budgets,
         categories,
+        answering.as_ref(),
         &mut |d, n| tick(d, n),
     )?;
     drop(tick);
+    if let Some(chat) = &chat {
+        println!("{} answers came from the cache", chat.reused());
+    }
     for report in &reports {
         println!(
             "at {} o200k tokens ({} QA items skipped: no evidence turn said by the time of the question; all budgets {:.1} s):\n",
