@@ -249,3 +249,53 @@ fn a_glossary_only_concept_does_not_repeat_its_name() {
     assert_eq!(atp.gist, "The molecule cells use to carry energy.");
     assert_eq!(atp.definition, "the molecule cells use to carry energy");
 }
+
+/// A "what to keep" box is the file's furniture in every language listed:
+/// its heading is never a concept, in notes or in a textbook, while the
+/// term it sums up still is.
+#[test]
+fn key_point_boxes_are_not_concepts_in_any_language() {
+    for (heading, term, sentence) in [
+        (
+            "Key points",
+            "Osmosis",
+            "Osmosis is the movement of water across a membrane.",
+        ),
+        (
+            "Punti chiave",
+            "Osmosi",
+            "L'osmosi è il passaggio dell'acqua attraverso una membrana.",
+        ),
+        (
+            "Wichtige Punkte",
+            "Osmose",
+            "Die Osmose ist der Durchgang von Wasser durch eine Membran.",
+        ),
+        (
+            "Poin penting",
+            "Osmosis",
+            "Osmosis adalah perpindahan air melalui membran.",
+        ),
+        (
+            "Puntos clave",
+            "Ósmosis",
+            "La ósmosis es el paso del agua a través de una membrana.",
+        ),
+        (
+            "À retenir",
+            "Osmose",
+            "L'osmose est le passage de l'eau à travers une membrane.",
+        ),
+    ] {
+        let text = format!("## {term}\n\n{sentence}\n\n## {heading}\n\n{sentence}\n");
+        let cs = OfflineExtractor::default()
+            .extract("k.md", &[text])
+            .unwrap();
+        let got = names(&cs);
+        assert!(
+            !got.iter().any(|n| n.eq_ignore_ascii_case(heading)),
+            "{heading}: {got:?}"
+        );
+        assert!(got.iter().any(|n| *n == term), "{term}: {got:?}");
+    }
+}

@@ -287,6 +287,17 @@ mod tests {
             "Résumé",
             "Glossário",
             "الملخص",
+            // "What to keep" boxes, in every language listed.
+            "Key points",
+            "Punti chiave",
+            "Wichtige Punkte",
+            "Poin penting",
+            "Puntos clave",
+            "À retenir",
+            "Pontos-chave",
+            "النقاط الرئيسية",
+            "¿Sabías que…?",
+            "L'essentiel",
         ] {
             assert!(section_title(t).is_some(), "{t}");
         }
