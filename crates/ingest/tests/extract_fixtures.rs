@@ -296,6 +296,6 @@ fn key_point_boxes_are_not_concepts_in_any_language() {
             !got.iter().any(|n| n.eq_ignore_ascii_case(heading)),
             "{heading}: {got:?}"
         );
-        assert!(got.iter().any(|n| *n == term), "{term}: {got:?}");
+        assert!(got.contains(&term), "{term}: {got:?}");
     }
 }
