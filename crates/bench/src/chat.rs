@@ -6,7 +6,8 @@
 //! endpoints are not bit-exact.
 //!
 //! With a cache folder ([`Chat::with_cache`]) every answer is kept under the
-//! SHA-256 of the model's name, the prompt and the question, and a rerun
+//! SHA-256 of the model's name, the answer's length cap, the prompt and the
+//! question, and a rerun
 //! asks the model only for what it has not answered yet: a run stopped
 //! midway resumes, and a slow model is asked once.
 
@@ -102,9 +103,7 @@ impl Chat {
         }
         Ok(answer)
     }
-}
 
-impl Chat {
     /// The cache's name for an answer to `question` under `prompt`.
     fn cache_key(&self, prompt: &str, question: &str) -> String {
         let cap = self

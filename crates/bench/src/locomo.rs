@@ -661,17 +661,16 @@ pub fn run(
                     add(content, method, qa.category, content_score);
                     add(prec, method, qa.category, precision(ids));
                 };
-                for (method, ranked) in [
-                    ("recent", &recent),
-                    ("bm25", &bm25),
-                    ("vector", &vector),
-                    ("rrf", &rrf),
-                ] {
+                // The fusion baseline's turns that fit: scored, answered
+                // from, and what the failures say it fitted.
+                let rrf_fitted = fill(&rrf, &cost, budget);
+                for (method, ranked) in [("recent", &recent), ("bm25", &bm25), ("vector", &vector)]
+                {
                     record(method, &fill(ranked, &cost, budget), None);
                 }
+                record("rrf", &rrf_fitted, None);
                 if chat.is_some() {
-                    let fitted = fill(&rrf, &cost, budget);
-                    let turns = fitted
+                    let turns = rrf_fitted
                         .iter()
                         .filter_map(|id| Some((*said_at.get(id)?, *text_of.get(id)?)))
                         .collect();
@@ -691,7 +690,7 @@ pub fn run(
                     }
                     answer(answers, "full", &block.block)?;
                     let got = found(&ids);
-                    let rrf_fit = found(&fill(&rrf, &cost, budget));
+                    let rrf_fit = found(&rrf_fitted);
                     for e in evidence.iter().filter(|e| !held.contains(*e)) {
                         let in_block = got.contains(e);
                         let rank = rank_of(e);

@@ -20,7 +20,6 @@ mod common;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -100,14 +99,35 @@ fn agent() -> ureq::Agent {
 /// The small file every service here starts with.
 const CELLS_MD: &str = "# Cells\n\n## Osmosis\n\nOsmosis is the movement of water across a membrane, from where there is more water to where there is less.\n\n## Diffusion\n\nDiffusion is the spreading of particles from where there are many to where there are few.\n";
 
-/// A served store with one tenant's key and a subject with [`CELLS_MD`] and a
-/// few events, answered by the model at `model_url`, with `env` besides:
-/// (serve, base URL, key, what recording the events answered).
-fn service(dir: &Path, model_url: &str, env: &[(&str, &str)]) -> (Child, String, String, Value) {
-    let db = dir.join("m.db");
+/// A model and a `serve` in front of it, with a subject holding [`CELLS_MD`]
+/// and a few events. Dropped, it stops `serve` and then the model, even
+/// when its test failed.
+struct Served {
+    model: Model,
+    server: Child,
+    base: String,
+    key: String,
+    /// What recording the events answered.
+    recorded: Value,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.server.kill();
+        let _ = self.server.wait();
+    }
+}
+
+/// [`Served`], with `env` besides the model's address; `None` where no
+/// model can be had (the test is skipped).
+fn served(env: &[(&str, &str)]) -> Option<Served> {
+    let model = model_server()?;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("m.db");
     let key = common::key(&db, "acme");
     let mut vars = vec![
-        ("TUTOR_MEMORY_CHAT_URL", model_url),
+        ("TUTOR_MEMORY_CHAT_URL", model.url.as_str()),
         ("TUTOR_MEMORY_CHAT_MODEL", "smollm2"),
     ];
     vars.extend_from_slice(env);
@@ -134,7 +154,14 @@ fn service(dir: &Path, model_url: &str, env: &[(&str, &str)]) -> (Child, String,
         .unwrap();
     assert!(recorded.status().is_success());
     let recorded: Value = recorded.body_mut().read_json().unwrap();
-    (server, base, key, recorded)
+    Some(Served {
+        model,
+        server,
+        base,
+        key,
+        recorded,
+        _dir: dir,
+    })
 }
 
 /// Server-sent events as (event, data) pairs, handed to `on` as they
@@ -174,13 +201,11 @@ fn episodes(base: &str, key: &str) -> Vec<Value> {
 
 #[test]
 fn a_real_model_answers_a_streamed_turn_which_is_recorded_and_grounded() {
-    let Some(model) = model_server() else {
+    let Some(s) = served(&[]) else {
         return;
     };
-    let url = model.url.clone();
-    let dir = tempfile::tempdir().unwrap();
-    let (mut server, base, key, _) = service(dir.path(), &url, &[]);
-    let res = turn(&base, &key, "What is osmosis? Answer in one sentence.");
+    let (base, key) = (&s.base, &s.key);
+    let res = turn(base, key, "What is osmosis? Answer in one sentence.");
     assert_eq!(res.status(), 200);
     let (mut kinds, mut answer, mut done) = (Vec::new(), String::new(), Value::Null);
     read_events(res.into_body(), &mut |event, data| {
@@ -209,13 +234,12 @@ fn a_real_model_answers_a_streamed_turn_which_is_recorded_and_grounded() {
         "{done}"
     );
     // The answer is recorded as the model streamed it, after the question.
-    let log = episodes(&base, &key);
+    let log = episodes(base, key);
     let last = log.last().unwrap();
     assert_eq!(last["seq"], done["answer_seq"], "{last}");
     assert_eq!(last["text"].as_str().unwrap().trim(), answer.trim());
     assert_eq!(log[log.len() - 2]["external_id"], "t1");
     eprintln!("the model answered: {}", answer.trim());
-    let _ = server.kill();
 }
 
 /// Asks for a long answer and calls `interrupt` once, on its first piece,
@@ -263,41 +287,35 @@ fn interrupted_turn(
 
 #[test]
 fn the_model_server_killed_mid_answer_ends_the_turn_and_records_no_answer() {
-    let Some(mut model) = model_server() else {
+    let Some(mut s) = served(&[]) else {
         return;
     };
-    let url = model.url.clone();
-    let dir = tempfile::tempdir().unwrap();
-    let (mut server, base, key, _) = service(dir.path(), &url, &[]);
+    let model = &mut s.model.child;
     interrupted_turn(
-        &base,
-        &key,
+        &s.base,
+        &s.key,
         &mut || {
             // The first piece has arrived: kill the model's server.
-            let _ = model.child.kill();
-            let _ = model.child.wait();
+            let _ = model.kill();
+            let _ = model.wait();
         },
         &mut || {},
     );
-    let _ = server.kill();
 }
 
 #[test]
 fn a_model_stalled_past_the_deadline_ends_the_turn_without_holding_the_server() {
-    let Some(model) = model_server() else {
+    // The whole call is bounded at 10 s.
+    let Some(s) = served(&[("TUTOR_MEMORY_CHAT_TIMEOUT", "10")]) else {
         return;
     };
-    let url = model.url.clone();
-    let dir = tempfile::tempdir().unwrap();
-    // The whole call is bounded at 10 s.
-    let (mut server, base, key, _) =
-        service(dir.path(), &url, &[("TUTOR_MEMORY_CHAT_TIMEOUT", "10")]);
-    let before = episodes(&base, &key).len();
-    let pid = model.child.id() as libc::pid_t;
+    let (base, key) = (&s.base, &s.key);
+    let before = episodes(base, key).len();
+    let pid = s.model.child.id() as libc::pid_t;
     let other = std::cell::RefCell::new(None);
     interrupted_turn(
-        &base,
-        &key,
+        base,
+        key,
         &mut || {
             // Stop the model's server where it stands (it holds the
             // connection and says nothing more), and meanwhile ask the
@@ -327,27 +345,20 @@ fn a_model_stalled_past_the_deadline_ends_the_turn_without_holding_the_server() 
         before + 1,
         "the learner's message was recorded first"
     );
-    let _ = server.kill();
 }
 
 #[test]
 fn the_extractor_refuses_a_tiny_models_list_and_maps_the_file_offline_with_a_warning() {
     use tm_ingest::extract::{ConceptExtractor, OfflineExtractor};
-    let Some(model) = model_server() else {
-        return;
-    };
-    let url = model.url.clone();
-    let dir = tempfile::tempdir().unwrap();
     // 120 tokens: too few for the whole list the model is asked for, which
     // keeps the test short; what it writes is refused either way.
-    let (mut server, base, key, recorded) = service(
-        dir.path(),
-        &url,
-        &[
-            ("TUTOR_MEMORY_EXTRACTOR", "llm"),
-            ("TUTOR_MEMORY_CHAT_MAX_TOKENS", "120"),
-        ],
-    );
+    let Some(s) = served(&[
+        ("TUTOR_MEMORY_EXTRACTOR", "llm"),
+        ("TUTOR_MEMORY_CHAT_MAX_TOKENS", "120"),
+    ]) else {
+        return;
+    };
+    let recorded = &s.recorded;
     let warnings: Vec<&str> = recorded["warnings"]
         .as_array()
         .unwrap()
@@ -366,8 +377,8 @@ fn the_extractor_refuses_a_tiny_models_list_and_maps_the_file_offline_with_a_war
     // The map holds the offline extractor's concepts for that file: nothing
     // the model wrote.
     let mut res = agent()
-        .get(format!("{base}/v1/subjects/ana/cells/map"))
-        .header("Authorization", &format!("Bearer {key}"))
+        .get(format!("{}/v1/subjects/ana/cells/map", s.base))
+        .header("Authorization", &format!("Bearer {}", s.key))
         .call()
         .unwrap();
     let view: Value = res.body_mut().read_json().unwrap();
@@ -388,7 +399,6 @@ fn the_extractor_refuses_a_tiny_models_list_and_maps_the_file_offline_with_a_war
     offline.sort();
     assert!(!offline.is_empty());
     assert_eq!(mapped, offline, "{view}");
-    let _ = server.kill();
 }
 
 #[test]

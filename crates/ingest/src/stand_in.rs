@@ -1,7 +1,7 @@
 //! A stand-in OpenAI-compatible chat endpoint for tests (feature `testing`):
 //! it answers each `POST /v1/chat/completions` with a whole chat completion
 //! whose content a closure makes from the request's JSON body, and counts
-//! the requests. Tests of streaming, stalls and failures need their own.
+//! the requests; any other request is answered 404. Tests of streaming, stalls and failures need their own.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::Arc;
@@ -23,6 +23,8 @@ pub fn chat_endpoint(
                 continue;
             };
             let mut reader = BufReader::new(read);
+            let mut request_line = String::new();
+            let _ = reader.read_line(&mut request_line);
             let mut len = 0;
             loop {
                 let mut h = String::new();
@@ -35,6 +37,14 @@ pub fn chat_endpoint(
             }
             let mut body = vec![0; len];
             let _ = reader.read_exact(&mut body);
+            if !request_line.starts_with("POST /v1/chat/completions ") {
+                // Not where a chat client must ask: the caller sees an error.
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+                );
+                continue;
+            }
             let body = serde_json::from_slice(&body).unwrap_or(serde_json::Value::Null);
             let content = answer(&body);
             count.fetch_add(1, Ordering::SeqCst);

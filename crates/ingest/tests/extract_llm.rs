@@ -2,45 +2,24 @@
 //! endpoint: the stub checks what we send, answers with fixed JSON (invalid
 //! once, then valid with a cycle and an invented page), and we check what we keep.
 
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::sync::{Arc, Mutex};
 use tm_ingest::extract::{ConceptExtractor, LlmConfig, LlmExtractor};
 use tm_model::map::{ConceptMap, teaching_order};
 
-/// Serves `answers` in order, one per request, recording each request body.
+/// Serves `answers` in order, one per request, recording each request body;
+/// a request past the last answer finds nothing listening.
 fn stub(answers: Vec<String>) -> (String, Arc<Mutex<Vec<serde_json::Value>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let seen2 = seen.clone();
-    std::thread::spawn(move || {
-        for (answer, stream) in answers.into_iter().zip(listener.incoming()) {
-            let mut stream = stream.unwrap();
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut line = String::new();
-            reader.read_line(&mut line).unwrap();
-            assert!(line.starts_with("POST /v1/chat/completions "), "{line}");
-            let mut len = 0;
-            loop {
-                let mut h = String::new();
-                reader.read_line(&mut h).unwrap();
-                if h == "\r\n" {
-                    break;
-                }
-                if let Some(v) = h.to_ascii_lowercase().strip_prefix("content-length:") {
-                    len = v.trim().parse().unwrap();
-                }
-            }
-            let mut body = vec![0; len];
-            reader.read_exact(&mut body).unwrap();
-            seen2
-                .lock()
-                .unwrap()
-                .push(serde_json::from_slice(&body).unwrap());
-            let reply = serde_json::json!({"choices": [{"message": {"role": "assistant", "content": answer}}]}).to_string();
-            write!(stream, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{reply}", reply.len()).unwrap();
-        }
+    let record = seen.clone();
+    let answers = Mutex::new(std::collections::VecDeque::from(answers));
+    let (url, _) = tm_ingest::stand_in::chat_endpoint(move |body| {
+        record.lock().unwrap().push(body.clone());
+        answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .expect("asked more often than the test answers")
     });
     (url, seen)
 }

@@ -189,6 +189,15 @@ impl ChatClient {
         outcome
     }
 
+    /// A request for `messages`: the model, and the answer's cap when one is set.
+    fn body(&self, messages: &[serde_json::Value]) -> serde_json::Value {
+        let mut body = serde_json::json!({"model": self.config.model, "messages": messages});
+        if let Some(n) = self.config.max_tokens {
+            body["max_tokens"] = n.into();
+        }
+        body
+    }
+
     /// The first choice's message content for `messages`, at temperature 0;
     /// `json` asks for a JSON object; a reply longer than `limit` bytes is refused.
     pub fn complete(
@@ -197,16 +206,10 @@ impl ChatClient {
         json: bool,
         limit: u64,
     ) -> std::result::Result<String, String> {
-        let mut body = serde_json::json!({
-            "model": self.config.model,
-            "temperature": 0,
-            "messages": messages,
-        });
+        let mut body = self.body(messages);
+        body["temperature"] = 0.into();
         if json {
             body["response_format"] = serde_json::json!({"type": "json_object"});
-        }
-        if let Some(n) = self.config.max_tokens {
-            body["max_tokens"] = n.into();
         }
         self.call(&body, None, |mut resp| {
             let status = resp.status();
@@ -245,11 +248,8 @@ impl ChatClient {
         on_delta: &mut dyn FnMut(&str),
     ) -> std::result::Result<String, String> {
         use std::io::BufRead;
-        let mut body =
-            serde_json::json!({"model": self.config.model, "stream": true, "messages": messages});
-        if let Some(n) = self.config.max_tokens {
-            body["max_tokens"] = n.into();
-        }
+        let mut body = self.body(messages);
+        body["stream"] = true.into();
         let first_byte = self.config.timeout.min(self.config.first_byte_timeout);
         self.call(&body, Some(first_byte), |mut resp| {
             let status = resp.status();
