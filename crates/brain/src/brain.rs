@@ -48,9 +48,19 @@ pub enum EmbedderSource {
     /// Already made.
     Ready(Arc<dyn Embedder>),
     /// Made on first use, so work that never embeds (verifying a chain,
-    /// listing keys) never loads a model. The closure may print a warning
-    /// (a fallback is never silent); its error is the brain's.
-    Lazy(Box<dyn Fn() -> std::result::Result<Arc<dyn Embedder>, String> + Send + Sync>),
+    /// listing keys) never loads a model. The closure is given which
+    /// embedders made the store's episode vectors, with counts, the most
+    /// first (`Reader::store_vector_models`): a store keeps the embedder it
+    /// was made with. It may print a warning (a fallback is never silent);
+    /// its error is the brain's.
+    #[allow(clippy::type_complexity)]
+    Lazy(
+        Box<
+            dyn Fn(&[(String, u64)]) -> std::result::Result<Arc<dyn Embedder>, String>
+                + Send
+                + Sync,
+        >,
+    ),
 }
 
 impl From<Arc<dyn Embedder>> for EmbedderSource {
@@ -286,7 +296,10 @@ impl Brain {
         }
         let embedder = match &self.source {
             EmbedderSource::Ready(e) => e.clone(),
-            EmbedderSource::Lazy(make) => make().map_err(Error::Embed)?,
+            EmbedderSource::Lazy(make) => {
+                let made = self.read(|r| Ok(r.store_vector_models()?))?;
+                make(&made).map_err(Error::Embed)?
+            }
         };
         let r = Arc::new(Recaller::new(embedder));
         *slot = Some(r.clone());

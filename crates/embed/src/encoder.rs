@@ -18,6 +18,8 @@
 
 use rayon::prelude::*;
 
+use crate::q4::{self, Inputs, Packed};
+
 /// Products of at least this many tokens are split over the threads by rows; smaller
 /// ones (a question's) by columns, when large enough ([`PARALLEL_MACS`]).
 const PARALLEL_ROWS: usize = 64;
@@ -27,16 +29,24 @@ const PARALLEL_ROWS: usize = 64;
 /// one core, well above what handing work to another thread costs).
 const PARALLEL_MACS: usize = 1 << 20;
 
-/// `x · W + b`. W is held packed: for each block of [`BLOCK`] output columns, its
-/// `inputs × BLOCK` weights one after another (the last block padded with zeros), so a
-/// product reads the weights in the order they lie in memory; and as IEEE half floats,
-/// so a question's pass reads 21 MB of weights, not 42 (it was bound by reading them).
-/// Sums are single floats; a half keeps 11 significant bits of a weight.
+/// `x · W + b`. Float weights (MiniLM's) are held packed: for each block of [`BLOCK`]
+/// output columns, its `inputs × BLOCK` weights one after another (the last block
+/// padded with zeros), so a product reads the weights in the order they lie in memory;
+/// and as IEEE half floats, so a question's pass reads 21 MB of weights, not 42 (it
+/// was bound by reading them). Sums are single floats; a half keeps 11 significant
+/// bits of a weight. The e5 file's 4-bit weights are kept as they are ([`crate::q4`]).
 pub(crate) struct Linear {
-    w: Vec<u16>,
+    w: Weights,
     b: Vec<f32>,
     inputs: usize,
     outputs: usize,
+}
+
+/// A product's weights: halves packed by column blocks, or the e5 file's own
+/// 4-bit values computed in integers ([`crate::q4`]).
+enum Weights {
+    Half(Vec<u16>),
+    Q4(Packed),
 }
 
 /// Output columns per packed block (two AVX-512 registers).
@@ -82,11 +92,25 @@ impl Linear {
     /// From `[in][out]`.
     pub fn from_in_out(w: &[f32], b: Vec<f32>, inputs: usize, outputs: usize) -> Linear {
         Linear {
-            w: pack(w, inputs, outputs),
+            w: Weights::Half(pack(w, inputs, outputs)),
             b,
             inputs,
             outputs,
         }
+    }
+
+    /// From 4-bit Q4_0 rows in PyTorch's `[out][in]` layout, kept as they are
+    /// ([`crate::q4`]); `None` when the sizes are not whole blocks and groups.
+    pub fn from_q4_0(raw: &[u8], b: Vec<f32>, outputs: usize, inputs: usize) -> Option<Linear> {
+        let whole = q4::fits(inputs, outputs)
+            && b.len() == outputs
+            && raw.len() == outputs * inputs / q4::QK * q4::BLOCK_BYTES;
+        whole.then(|| Linear {
+            w: Weights::Q4(Packed::from_q4_0(raw, outputs, inputs)),
+            b,
+            inputs,
+            outputs,
+        })
     }
 
     /// Several products of the same input side by side: one pass over the input
@@ -117,58 +141,75 @@ impl Linear {
     /// beside the threaded products).
     fn apply_into(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
         sized(out, rows * self.outputs);
-        let out = out.as_mut_slice();
-        let m = Mat {
-            x,
-            xs: self.inputs,
-            k: self.inputs,
-            w: W::Packed(&self.w),
-            n: self.outputs,
-            bias: Some(&self.b),
-        };
+        let k = self.inputs;
+        match &self.w {
+            Weights::Half(w) => self.split(rows, out, |r0, rows, c0, n, o, os| {
+                let m = Mat {
+                    x: &x[r0 * k..],
+                    xs: k,
+                    k,
+                    w: W::Packed(&w[(c0 / BLOCK) * k * BLOCK..]),
+                    n,
+                    bias: Some(&self.b[c0..]),
+                };
+                matmul(&m, rows, o, os);
+            }),
+            Weights::Q4(p) => {
+                let q = Inputs::quantise(x, rows, k, split_by_rows(rows));
+                self.split(rows, out, |r0, rows, c0, n, o, os| {
+                    let part = q4::Part {
+                        r0,
+                        rows,
+                        c0,
+                        n,
+                        os,
+                    };
+                    p.product(&q, part, &self.b[c0..], o);
+                });
+            }
+        }
+    }
+
+    /// Computes the `rows × outputs` product into `out` through `part(r0, rows,
+    /// c0, n, out, os)`, which fills rows `r0..r0 + rows` and columns `c0..c0 + n`
+    /// (`c0` a multiple of [`BLOCK`]) into `out` with row stride `os`: by chunks of
+    /// rows over the threads for a batch; by column blocks for a few rows (a
+    /// question) when the product is large enough, each thread into its own buffer;
+    /// else at once.
+    fn split(
+        &self,
+        rows: usize,
+        out: &mut [f32],
+        part: impl Fn(usize, usize, usize, usize, &mut [f32], usize) + Sync,
+    ) {
+        let width = self.outputs;
         if split_by_rows(rows) {
-            by_rows(out, self.outputs, |o, r0| {
-                matmul(
-                    &Mat {
-                        x: &x[r0 * self.inputs..],
-                        ..m
-                    },
-                    o.len() / self.outputs,
-                    o,
-                    self.outputs,
-                );
+            by_rows(out, width, |o, r0| {
+                part(r0, o.len() / width, 0, width, o, width)
             });
-        } else if rows * self.inputs * self.outputs >= PARALLEL_MACS
-            && self.outputs >= 2 * BLOCK
+        } else if rows * self.inputs * width >= PARALLEL_MACS
+            && width >= 2 * BLOCK
             && rayon::current_num_threads() > 1
         {
-            // Few rows (a question): the threads take column blocks instead, each
-            // reading its share of the weights into its own buffer.
-            let blocks = self.outputs.div_ceil(BLOCK);
+            let blocks = width.div_ceil(BLOCK);
             let per = blocks.div_ceil(rayon::current_num_threads());
             let parts: Vec<(usize, usize, Vec<f32>)> = (0..blocks.div_ceil(per))
                 .into_par_iter()
                 .map(|t| {
                     let c0 = t * per * BLOCK;
-                    let n = ((t + 1) * per * BLOCK).min(self.outputs) - c0;
+                    let n = ((t + 1) * per * BLOCK).min(width) - c0;
                     let mut o = vec![0f32; rows * n];
-                    let part = Mat {
-                        w: W::Packed(&self.w[t * per * self.inputs * BLOCK..]),
-                        n,
-                        bias: Some(&self.b[c0..]),
-                        ..m
-                    };
-                    matmul(&part, rows, &mut o, n);
+                    part(0, rows, c0, n, &mut o, n);
                     (c0, n, o)
                 })
                 .collect();
             for (c0, n, o) in parts {
                 for (r, row) in o.chunks_exact(n).enumerate() {
-                    out[r * self.outputs + c0..r * self.outputs + c0 + n].copy_from_slice(row);
+                    out[r * width + c0..r * width + c0 + n].copy_from_slice(row);
                 }
             }
         } else {
-            matmul(&m, rows, out, self.outputs);
+            part(0, rows, 0, width, out, width);
         }
     }
 }

@@ -1,12 +1,14 @@
 //! Text embedders: how does a text become a vector we can compare?
 //!
-//! One trait, [`Embedder`], and three implementations:
-//! - [`MiniLm`]: all-MiniLM-L6-v2 in-process with candle (the default; English-only in
-//!   practice, so the lexical recall pool must carry other languages);
+//! One trait, [`Embedder`], and four implementations:
+//! - [`E5`]: multilingual-e5-small in-process (the default for new stores, see
+//!   [`choice_for_store`]): a question in one language finds an answer in another;
+//! - [`MiniLm`]: all-MiniLM-L6-v2 in-process (English-only in practice, so the lexical
+//!   recall pool must carry other languages);
 //! - [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint;
 //! - [`HashEmbedder`]: deterministic feature hashing, for tests and for machines where the
-//!   model cannot be had. It is used only when chosen, or as the fallback of
-//!   [`default_embedder`], which then returns a warning the caller must show.
+//!   model cannot be had. It is used only when chosen, or as the fallback of [`choose`]
+//!   for an in-process model, which then returns a warning the caller must show.
 //!
 //! Every vector is L2-normalised, so [`cosine`] is a dot product. Store [`Embedder::name`]
 //! beside each vector: a different name means the vectors are not comparable.
@@ -18,6 +20,7 @@ pub mod fetch;
 mod hash;
 mod minilm;
 mod openai;
+mod q4;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -396,6 +399,49 @@ impl FromStr for EmbedderChoice {
     }
 }
 
+impl EmbedderChoice {
+    /// The embedder new stores get when none is named. Still all-MiniLM-L6-v2:
+    /// multilingual-e5-small finds answers across languages far better, but on
+    /// English conversations it ranks slightly below it (BENCHMARKS.md, "e5's
+    /// weights kept 4-bit"), and a default must not lose where it was.
+    pub const DEFAULT: EmbedderChoice = EmbedderChoice::MiniLm;
+
+    /// Its name on the command line.
+    pub fn flag(self) -> &'static str {
+        match self {
+            EmbedderChoice::MiniLm => "minilm",
+            EmbedderChoice::E5 => "e5",
+            EmbedderChoice::OpenAi => "openai",
+            EmbedderChoice::Hash => "hash",
+        }
+    }
+
+    /// The name its vectors carry, for the in-process embedders.
+    pub fn model(self) -> Option<&'static str> {
+        match self {
+            EmbedderChoice::MiniLm => Some(MiniLm::DEFAULT_NAME),
+            EmbedderChoice::E5 => Some(E5::NAME),
+            EmbedderChoice::Hash => Some(HashEmbedder::NAME),
+            EmbedderChoice::OpenAi => None,
+        }
+    }
+
+    /// Which embedder makes vectors named `name` (as stored beside them):
+    /// MiniLM's, or another BERT folder's (`folder@fingerprint`, read from
+    /// `--model-dir`), e5's, an OpenAI-compatible endpoint's (`openai:…`), the
+    /// hashing embedder's; `None` for a name this build does not know.
+    pub fn making(name: &str) -> Option<EmbedderChoice> {
+        match name {
+            MiniLm::DEFAULT_NAME => Some(EmbedderChoice::MiniLm),
+            E5::NAME => Some(EmbedderChoice::E5),
+            HashEmbedder::NAME => Some(EmbedderChoice::Hash),
+            n if n.starts_with("openai:") => Some(EmbedderChoice::OpenAi),
+            n if n.contains('@') => Some(EmbedderChoice::MiniLm),
+            _ => None,
+        }
+    }
+}
+
 /// Builds the chosen embedder, failing loudly if it cannot be had (no fallback).
 /// `model_dir` is MiniLM's folder, or e5's (holding `e5-small-q4.bin`); OpenAI reads its
 /// settings from the environment.
@@ -408,34 +454,101 @@ pub fn embedder(choice: EmbedderChoice, model_dir: Option<&Path>) -> Result<Box<
     })
 }
 
-/// The default embedder: MiniLM, or — when it cannot be loaded or fetched — the hashing
-/// embedder plus a warning that the caller must print (the fallback is never silent).
-pub fn default_embedder(model_dir: Option<&Path>) -> (Box<dyn Embedder>, Option<String>) {
-    match MiniLm::load_default(model_dir) {
-        Ok(m) => (Box::new(m), None),
-        Err(e) => (
-            Box::new(HashEmbedder::new()),
-            Some(format!(
-                "warning: could not load the {} model ({e}); using the deterministic \
-                 hashing embedder {} instead, which matches words, not meaning",
-                MiniLm::DEFAULT_NAME,
-                HashEmbedder::NAME
-            )),
-        ),
-    }
-}
-
-/// The embedder named by a choice (`minilm`, `openai`, `hash`): the
-/// default MiniLM falls back to hashing when its model cannot be had, and
-/// then the second value is the warning the caller must show.
+/// The embedder named by a choice (`e5`, `minilm`, `openai`, `hash`): an
+/// in-process model (e5, MiniLM) falls back to hashing when it cannot be
+/// loaded or fetched, and then the second value is the warning the caller
+/// must show (the fallback is never silent).
 pub fn choose(
     choice: &str,
     model_dir: Option<&Path>,
 ) -> Result<(Box<dyn Embedder>, Option<String>)> {
-    match choice.parse::<EmbedderChoice>()? {
-        EmbedderChoice::MiniLm => Ok(default_embedder(model_dir)),
-        other => Ok((embedder(other, model_dir)?, None)),
+    let choice = choice.parse::<EmbedderChoice>()?;
+    match (choice, embedder(choice, model_dir)) {
+        (_, Ok(e)) => Ok((e, None)),
+        (EmbedderChoice::MiniLm | EmbedderChoice::E5, Err(e)) => Ok((
+            Box::new(HashEmbedder::new()),
+            Some(format!(
+                "warning: could not load the {} model ({e}); using the deterministic \
+                 hashing embedder {} instead, which matches words, not meaning",
+                match choice {
+                    EmbedderChoice::E5 => E5::NAME,
+                    _ => MiniLm::DEFAULT_NAME,
+                },
+                HashEmbedder::NAME
+            )),
+        )),
+        (_, Err(e)) => Err(e),
     }
+}
+
+/// Which embedder a store uses, given `named` (the command line's choice, if
+/// any) and `made` (the models of its episode vectors with counts, the most
+/// first): the named one; else the one that made most of its vectors, so a
+/// store keeps its embedder until `reembed` moves it; else, for a new store,
+/// [`EmbedderChoice::DEFAULT`]. A store's ranking only ever compares vectors of
+/// the embedder in use. Returns the choice and the notes the caller must show:
+/// that the store keeps an embedder other than the default, or has vectors of
+/// one this build cannot make.
+pub fn choice_for_store(
+    named: Option<&str>,
+    made: &[(String, u64)],
+) -> Result<(EmbedderChoice, Vec<String>)> {
+    if let Some(n) = named {
+        return Ok((n.parse()?, Vec::new()));
+    }
+    let Some((name, _)) = made.first() else {
+        return Ok((EmbedderChoice::DEFAULT, Vec::new()));
+    };
+    let default = EmbedderChoice::DEFAULT;
+    let new_stores = default.model().unwrap_or("the default");
+    Ok(match EmbedderChoice::making(name) {
+        Some(c) if c == default => (c, Vec::new()),
+        Some(c) => (
+            c,
+            vec![format!(
+                "note: this store's vectors were made with {name}, so it keeps that embedder \
+                 (a new store gets {new_stores}); `tutor-memory reembed --embedder NAME` \
+                 moves it to another"
+            )],
+        ),
+        None => (
+            default,
+            vec![format!(
+                "note: this store's vectors were made with {name}, which this build cannot \
+                 make; name the embedder with --embedder, or `tutor-memory reembed` moves \
+                 the store to {new_stores}"
+            )],
+        ),
+    })
+}
+
+/// [`choice_for_store`], made ([`choose`]), with every note the caller must
+/// show: a fallback, the embedder the store keeps, and how many of its episode
+/// vectors another embedder made (those episodes are ranked without meaning
+/// until `reembed`).
+pub fn for_store(
+    named: Option<&str>,
+    made: &[(String, u64)],
+    model_dir: Option<&Path>,
+) -> Result<(Box<dyn Embedder>, Vec<String>)> {
+    let (choice, mut notes) = choice_for_store(named, made)?;
+    let (e, warning) = choose(choice.flag(), model_dir)?;
+    notes.extend(warning);
+    let other: u64 = made
+        .iter()
+        .filter(|(m, _)| m != e.name())
+        .map(|(_, n)| n)
+        .sum();
+    if other > 0 {
+        notes.push(format!(
+            "note: {other} of this store's episode vectors were made by another embedder than \
+             {}: those episodes are ranked by their words alone until `tutor-memory reembed \
+             --embedder {}` embeds them again",
+            e.name(),
+            choice.flag()
+        ));
+    }
+    Ok((e, notes))
 }
 
 #[cfg(test)]
@@ -494,15 +607,78 @@ mod tests {
     }
 
     #[test]
-    fn default_embedder_warns_when_it_falls_back() {
+    fn an_in_process_model_that_cannot_be_had_falls_back_with_a_warning() {
         let dir = std::env::temp_dir().join(format!("tm-embed-nomodel-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let (e, warning) = default_embedder(Some(&dir));
-        assert_eq!(e.name(), HashEmbedder::NAME);
-        let warning = warning.expect("a fallback must come with a warning");
-        assert!(warning.contains("model.safetensors"), "{warning}");
-        assert!(warning.contains("hash-v1-384"), "{warning}");
+        for (choice, missing) in [("minilm", "model.safetensors"), ("e5", E5::FILE)] {
+            let (e, warning) = choose(choice, Some(&dir)).unwrap();
+            assert_eq!(e.name(), HashEmbedder::NAME);
+            let warning = warning.expect("a fallback must come with a warning");
+            assert!(warning.contains(missing), "{warning}");
+            assert!(warning.contains("hash-v1-384"), "{warning}");
+        }
+        // An endpoint or the hashing embedder never falls back.
+        let (e, warning) = choose("hash", Some(&dir)).unwrap();
+        assert_eq!((e.name(), warning), (HashEmbedder::NAME, None));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A new store gets the default; a store keeps the embedder that made most
+    /// of its vectors, saying so; a named embedder is used as named.
+    #[test]
+    fn a_store_keeps_the_embedder_it_was_made_with() {
+        let made = |pairs: &[(&str, u64)]| -> Vec<(String, u64)> {
+            pairs.iter().map(|(m, n)| (m.to_string(), *n)).collect()
+        };
+        let (c, notes) = choice_for_store(None, &[]).unwrap();
+        assert_eq!((c, notes.len()), (EmbedderChoice::DEFAULT, 0));
+
+        // Most of the vectors decide, whichever the default is.
+        for (kept, other) in [
+            (EmbedderChoice::E5, EmbedderChoice::MiniLm),
+            (EmbedderChoice::MiniLm, EmbedderChoice::E5),
+        ] {
+            let store = made(&[(kept.model().unwrap(), 900), (other.model().unwrap(), 100)]);
+            let (c, notes) = choice_for_store(None, &store).unwrap();
+            assert_eq!(c, kept);
+            if kept == EmbedderChoice::DEFAULT {
+                assert!(notes.is_empty(), "{notes:?}");
+            } else {
+                assert!(notes[0].contains("so it keeps that embedder"), "{notes:?}");
+                assert!(notes[0].contains("reembed --embedder"), "{notes:?}");
+            }
+            assert_eq!(
+                choice_for_store(Some(other.flag()), &store).unwrap(),
+                (other, vec![])
+            );
+        }
+        let moved = made(&[(E5::NAME, 600), (MiniLm::DEFAULT_NAME, 400)]);
+        assert!(choice_for_store(Some("bert"), &moved).is_err());
+
+        for (name, choice) in [
+            ("hash-v1-384", EmbedderChoice::Hash),
+            ("openai:text-embedding-3-small", EmbedderChoice::OpenAi),
+            ("my-bert@00ff00ff00ff00ff", EmbedderChoice::MiniLm),
+        ] {
+            assert_eq!(EmbedderChoice::making(name), Some(choice));
+            assert_eq!(
+                choice_for_store(None, &made(&[(name, 1)])).unwrap().0,
+                choice
+            );
+        }
+        let (c, notes) = choice_for_store(None, &made(&[("someone-elses-model", 5)])).unwrap();
+        assert_eq!(c, EmbedderChoice::DEFAULT);
+        assert!(notes[0].contains("cannot make"), "{notes:?}");
+
+        // Made: the vectors another embedder made are counted in a note.
+        let (e, notes) =
+            for_store(None, &made(&[("hash-v1-384", 7), (E5::NAME, 3)]), None).unwrap();
+        assert_eq!(e.name(), HashEmbedder::NAME);
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(
+            notes[1].starts_with("note: 3 of this store's episode vectors"),
+            "{notes:?}"
+        );
     }
 
     /// Every dot kernel this machine runs gives the float64 sum, at lengths with and

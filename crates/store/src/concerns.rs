@@ -204,6 +204,9 @@ pub trait IndexRead {
     fn vector_stamp(&self, s: &Subject, model: &str) -> Result<(u64, i64)>;
     /// Which embedders made the subject's vectors, with counts.
     fn vector_models(&self, s: &Subject) -> Result<Vec<(String, u64)>>;
+    /// Which embedders made the episode vectors of the whole store, with
+    /// counts, the most first (ties by name): what a store was made with.
+    fn store_vector_models(&self) -> Result<Vec<(String, u64)>>;
     /// How many of the subject's episodes have no vector from `model`.
     fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize>;
     /// Up to `limit` of the subject's episodes with no vector from `model`,

@@ -17,6 +17,7 @@ pub struct Options {
     pub episodes: Vec<usize>,
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 1000))]
     pub turns: usize,
+    /// The embedder (minilm, e5, openai, hash).
     #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]

@@ -35,7 +35,7 @@ pub struct Options {
     /// warm, so what one more subject costs can be read off.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 1))]
     pub subjects: usize,
-    /// The embedder (minilm, hash).
+    /// The embedder (minilm, e5, openai, hash).
     #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]

@@ -33,6 +33,7 @@ pub struct Options {
     /// the import and the embedding); default: a temporary one.
     #[cfg_attr(feature = "cli", arg(long))]
     pub store: Option<PathBuf>,
+    /// The embedder (minilm, e5, openai, hash).
     #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]

@@ -44,7 +44,7 @@ pub fn machine() -> String {
     )
 }
 
-/// The embedder a benchmark names (`minilm`, `openai`, `hash`); a fallback
+/// The embedder a benchmark names (`minilm`, `e5`, `openai`, `hash`); a fallback
 /// is printed, never silent.
 pub fn embedder(
     choice: &str,

@@ -34,6 +34,7 @@ pub struct Options {
     /// The generator's (and the question picker's) seed.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = crate::generate::DEFAULT_SEED))]
     pub seed: u64,
+    /// The embedder (minilm, e5, openai, hash).
     #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]

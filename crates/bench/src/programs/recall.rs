@@ -20,7 +20,7 @@ pub struct Options {
     /// Turns measured per size.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 300))]
     pub turns: usize,
-    /// The embedder (minilm, hash).
+    /// The embedder (minilm, e5, openai, hash).
     #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]

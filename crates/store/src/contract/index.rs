@@ -242,6 +242,11 @@ pub fn vectors_are_stored_per_model(engine: &dyn Engine) {
         store.vector_models(&s).unwrap(),
         [("m".to_string(), 2), ("other".to_string(), 1)]
     );
+    // Store-wide, the most first.
+    assert_eq!(
+        store.store_vector_models().unwrap(),
+        [("m".to_string(), 2), ("other".to_string(), 1)]
+    );
 
     let pages = vec!["Osmosis moves water.".to_string()];
     let version = store

@@ -211,6 +211,18 @@ impl<C: GenericClient> IndexRead for Pg<C> {
                 .collect())
         })
     }
+    fn store_vector_models(&self) -> Result<Vec<(String, u64)>> {
+        self.with(|c| {
+            Ok(c
+                .query(
+                    "SELECT model, COUNT(*) AS n FROM episode_vectors GROUP BY model ORDER BY n DESC, model",
+                    &[],
+                )?
+                .iter()
+                .map(|r| (r.get(0), r.get::<_, i64>(1) as u64))
+                .collect())
+        })
+    }
     fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize> {
         self.with(|c| {
             let n: i64 = c

@@ -378,6 +378,14 @@ impl<T: Conn> IndexRead for T {
         let rows = stmt.query_map([s.id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
+    fn store_vector_models(&self) -> Result<Vec<(String, u64)>> {
+        let c = self.conn();
+        let mut stmt = c.prepare_cached(
+            "SELECT model, COUNT(*) AS n FROM episode_vectors GROUP BY model ORDER BY n DESC, model",
+        )?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))?;
+        Ok(rows.collect::<rusqlite::Result<_>>()?)
+    }
     fn count_missing_vectors(&self, s: &Subject, model: &str) -> Result<usize> {
         let c = self.conn();
         let n: i64 = c
