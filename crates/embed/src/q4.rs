@@ -59,7 +59,7 @@ pub(crate) struct Part {
 
 /// Whether [`Packed`] can hold a matrix of these sizes.
 pub(crate) fn fits(inputs: usize, outputs: usize) -> bool {
-    inputs > 0 && inputs % QK == 0 && outputs > 0 && outputs % GROUP == 0
+    inputs > 0 && inputs.is_multiple_of(QK) && outputs > 0 && outputs.is_multiple_of(GROUP)
 }
 
 impl Packed {
@@ -103,7 +103,8 @@ impl Packed {
             return;
         }
         // What the kernels index, checked once: they read and write by pointer.
-        assert!(part.c0 % GROUP == 0 && n % GROUP == 0 && part.c0 + n <= self.outputs);
+        assert!(part.c0.is_multiple_of(GROUP) && n.is_multiple_of(GROUP));
+        assert!(part.c0 + n <= self.outputs);
         assert!(x.k == self.inputs && (part.r0 + rows) * x.k <= x.q.len());
         assert!(bias.len() >= n && out.len() >= (rows - 1) * part.os + n);
         #[cfg(target_arch = "x86_64")]
@@ -152,14 +153,12 @@ impl Inputs {
     /// `rows` rows of `k` values (a multiple of [`QK`]), rounded by blocks; by
     /// chunks of rows over the threads when `parallel`.
     pub fn quantise(x: &[f32], rows: usize, k: usize, parallel: bool) -> Inputs {
-        debug_assert!(k % QK == 0 && x.len() >= rows * k);
+        debug_assert!(k.is_multiple_of(QK) && x.len() >= rows * k);
         let blocks = rows * k / QK;
         let mut q = vec![0i8; rows * k];
         let mut d = vec![0f32; blocks];
         let mut s = vec![0i32; blocks];
-        let one = |((xb, qb), (d, s)): ((&[f32], &mut [i8]), (&mut f32, &mut i32))| {
-            (*d, *s) = block(xb, qb);
-        };
+        let one = |((xb, qb), (d, s)): Block<'_>| (*d, *s) = block(xb, qb);
         let x = &x[..rows * k];
         if parallel {
             x.par_chunks(QK)
@@ -176,6 +175,9 @@ impl Inputs {
         Inputs { q, d, s, k }
     }
 }
+
+/// A block of inputs, where its bytes go, and where its scale and sum go.
+type Block<'a> = ((&'a [f32], &'a mut [i8]), (&'a mut f32, &'a mut i32));
 
 /// One block of inputs rounded into `q`: its scale and eight times its values' sum
 /// (both 0 for a block of zeros, or one that is not finite).

@@ -413,6 +413,92 @@ fn a_model_change_is_detected_and_reembedding_rebuilds_every_vector() {
     );
 }
 
+/// Another model that stops answering after `works_for` texts (an outage, or
+/// a kill: every 512 episodes commit on their own either way).
+struct FailsAfter {
+    works_for: usize,
+    done: std::sync::atomic::AtomicUsize,
+}
+impl tm_embed::Embedder for FailsAfter {
+    fn name(&self) -> &str {
+        "another-model"
+    }
+    fn dim(&self) -> usize {
+        tm_embed::Embedder::dim(&HashEmbedder::new())
+    }
+    fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+        let before = self
+            .done
+            .fetch_add(texts.len(), std::sync::atomic::Ordering::SeqCst);
+        if before + texts.len() > self.works_for {
+            return Err(tm_embed::Error::Inference("the model went away".into()));
+        }
+        HashEmbedder::new().embed(texts)
+    }
+}
+
+/// A reembed stopped midway keeps every batch it committed; the next run
+/// embeds only the rest, and then every episode has a vector of the new model
+/// and none of the old.
+#[test]
+fn a_reembed_stopped_midway_resumes_where_it_stopped() {
+    let base = Utc.with_ymd_and_hms(2026, 3, 1, 9, 0, 0).unwrap();
+    let events: Vec<String> = (0..1300)
+        .map(|i| {
+            let at = base + Duration::minutes(i);
+            learner(
+                &format!("q{i}"),
+                at,
+                &format!("Question {i} about the cell"),
+            )
+        })
+        .collect();
+    let (mut store, _) = subject_with(&events);
+    let subject = tm_store::require_subject(&*store, &key()).unwrap();
+    let stopping = Recaller::new(Arc::new(FailsAfter {
+        works_for: 600,
+        done: Default::default(),
+    }));
+    let mut seen = Vec::new();
+    let err = stopping
+        .embed_missing(&mut *store, &subject, &mut |done, total| {
+            seen.push((done, total))
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("the model went away"), "{err}");
+    assert_eq!(
+        seen.last(),
+        Some(&(576, 1300)),
+        "progress up to the failure"
+    );
+    // The first 512 were committed as one batch; the next batch was not.
+    assert_eq!(
+        store.vector_models(&subject).unwrap(),
+        [
+            ("another-model".to_string(), 512),
+            ("hash-v1-384".to_string(), 788)
+        ]
+    );
+    let working = Recaller::new(Arc::new(Renamed(HashEmbedder::new())));
+    assert_eq!(
+        working
+            .embed_missing(&mut *store, &subject, &mut |_, _| {})
+            .unwrap(),
+        788,
+        "only what the stopped run had not committed"
+    );
+    assert_eq!(
+        store.vector_models(&subject).unwrap(),
+        [("another-model".to_string(), 1300)]
+    );
+    assert_eq!(
+        store
+            .count_missing_vectors(&subject, "another-model")
+            .unwrap(),
+        0
+    );
+}
+
 /// An exchange at `at`, then later, unrelated work its neighbours must not
 /// be confused with (a question a day for 20 days, ids `n0`…), imported and
 /// asked `question` on 1 June 2026.
