@@ -58,7 +58,7 @@ pub struct Global {
     /// keeps the embedder that made most of its vectors, saying so when that
     /// is not the default (`reembed --embedder NAME` moves it), and a new store
     /// gets minilm. An in-process model that cannot be had falls back to hash,
-    /// with a warning.
+    /// with a warning; so hash is kept only when named.
     #[arg(long, global = true, env = "TUTOR_MEMORY_EMBEDDER")]
     pub embedder: Option<String>,
     /// The in-process model's folder: e5's e5-small-q4.bin, or MiniLM's
@@ -191,7 +191,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Teach(a) => memory::teach(&brain(g)?, a),
         Command::Beliefs(a) => memory::beliefs(&brain(g)?, a),
         Command::Rederive(a) => memory::rederive(&brain(g)?, a),
-        Command::Reembed(a) => memory::reembed(&brain(g)?, a),
+        Command::Reembed(a) => memory::reembed(&brain(g)?, a, g.embedder.as_deref()),
         Command::Log(a) => chain::log(&brain(g)?, a),
         Command::Verify(a) => chain::verify(&brain(g)?, a),
         Command::Checkpoint(a) => chain::checkpoint(&brain(g)?, a),

@@ -351,7 +351,17 @@ pub struct ReembedArgs {
     subject: Option<String>,
 }
 
-pub fn reembed(brain: &Brain, a: ReembedArgs) -> Result<ExitCode> {
+/// `named`: the embedder the command line named, if any. A hashing embedder
+/// that was not named is a model's fallback, and replacing a store's vectors
+/// with it would lose their meaning: refused.
+pub fn reembed(brain: &Brain, a: ReembedArgs, named: Option<&str>) -> Result<ExitCode> {
+    let hashing = brain.embedder_name()? == tm_embed::HashEmbedder::NAME;
+    if hashing && !named.is_some_and(|n| n.trim().eq_ignore_ascii_case("hash")) {
+        anyhow::bail!(
+            "refusing to re-embed with the hashing embedder, which stands in for a model that \
+             could not be loaded; name --embedder hash to do it on purpose"
+        );
+    }
     let subjects = match a.subject {
         Some(s) => vec![brain.subject(&s)?],
         None => brain.subjects()?,

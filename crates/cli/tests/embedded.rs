@@ -293,6 +293,12 @@ fn a_store_made_with_e5_finds_english_answers_to_questions_in_four_languages() {
         ("id", "Mengapa gunung berapi meletus?", "Volcanoes"),
     ];
     let mut words_alone = 0;
+    // Opened with no embedder named, the store keeps e5 and says so.
+    let (json, stderr) = recalled(&mut unnamed(&db), "volcano");
+    assert_eq!(json["embedder"], tm_embed::E5::NAME);
+    let kept = "vectors were made with multilingual-e5-small-q4, so it keeps that embedder";
+    assert!(stderr.contains(kept), "{stderr}");
+    assert!(stderr.contains("reembed --embedder NAME"), "{stderr}");
     for (lang, question, answer) in cases {
         let (first, embedder) = first_recalled(&mut unnamed(&db), question);
         assert_eq!(embedder, tm_embed::E5::NAME);
@@ -309,21 +315,50 @@ fn a_store_made_with_e5_finds_english_answers_to_questions_in_four_languages() {
     );
 }
 
-/// A store keeps the embedder that made its vectors when none is named, and
-/// says so; named, it is used without a word.
+/// The hashing embedder is kept only when named: it is also what a model that
+/// cannot be loaded falls back to. A store it made, opened with nothing named,
+/// gets the default and says why, counting the vectors left to re-embed; a
+/// `reembed` that would replace a store's vectors with hashing it was not
+/// asked for is refused; named, hashing is used without a word.
 #[test]
-fn a_store_keeps_its_embedder_until_reembed_and_says_so() {
+fn hashing_is_kept_only_when_named() {
     let dir = tempfile::tempdir().unwrap();
     let history = english_subject(dir.path());
-    let db = dir.path().join("kept.db");
+    let db = dir.path().join("hashed.db");
     cli(&db, &["import", history.to_str().unwrap()]);
 
-    let (json, stderr) = recalled(&mut unnamed(&db), "volcano");
-    assert_eq!(json["embedder"], tm_embed::HashEmbedder::NAME);
-    let kept = "this store's vectors were made with hash-v1-384, so it keeps that embedder";
-    assert!(stderr.contains(kept), "{stderr}");
-    assert!(stderr.contains("reembed --embedder NAME"), "{stderr}");
     let (json, stderr) = recalled(&mut common::tm(&db), "volcano");
     assert_eq!(json["embedder"], tm_embed::HashEmbedder::NAME);
     assert!(stderr.is_empty(), "{stderr}");
+
+    // A model folder without the model: the default falls back to hashing,
+    // and a reembed with that stand-in is refused.
+    let empty = dir.path().join("no-model");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = unnamed(&db)
+        .arg("--model-dir")
+        .arg(&empty)
+        .arg("reembed")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("warning: could not load"), "{err}");
+    assert!(
+        err.contains("refusing to re-embed with the hashing embedder"),
+        "{err}"
+    );
+
+    let (json, stderr) = recalled(&mut unnamed(&db), "volcano");
+    assert!(
+        stderr.contains("which a store keeps only when it is named"),
+        "{stderr}"
+    );
+    if json["embedder"] == tm_embed::HashEmbedder::NAME {
+        println!("skipped the default model's half: it cannot be had here ({stderr})");
+    } else {
+        assert_eq!(json["embedder"], tm_embed::MiniLm::DEFAULT_NAME);
+        let other = "note: 6 of this store's episode vectors were made by another embedder";
+        assert!(stderr.contains(other), "{stderr}");
+    }
 }

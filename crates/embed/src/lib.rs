@@ -1,10 +1,11 @@
 //! Text embedders: how does a text become a vector we can compare?
 //!
 //! One trait, [`Embedder`], and four implementations:
-//! - [`E5`]: multilingual-e5-small in-process (the default for new stores, see
-//!   [`choice_for_store`]): a question in one language finds an answer in another;
-//! - [`MiniLm`]: all-MiniLM-L6-v2 in-process (English-only in practice, so the lexical
-//!   recall pool must carry other languages);
+//! - [`MiniLm`]: all-MiniLM-L6-v2 in-process (the default for new stores, see
+//!   [`choice_for_store`]; English-only in practice, so the lexical recall pool must
+//!   carry other languages);
+//! - [`E5`]: multilingual-e5-small in-process: a question in one language finds an
+//!   answer in another;
 //! - [`OpenAiEmbedder`]: any OpenAI-compatible `/v1/embeddings` endpoint;
 //! - [`HashEmbedder`]: deterministic feature hashing, for tests and for machines where the
 //!   model cannot be had. It is used only when chosen, or as the fallback of [`choose`]
@@ -503,14 +504,31 @@ pub fn choice_for_store(
     let new_stores = default.model().unwrap_or("the default");
     Ok(match EmbedderChoice::making(name) {
         Some(c) if c == default => (c, Vec::new()),
-        Some(c) => (
-            c,
+        // Hashing is kept only when named: it is also what a model that could
+        // not be loaded falls back to, and such a store must go back to the
+        // model once it can be had.
+        Some(EmbedderChoice::Hash) => (
+            default,
             vec![format!(
-                "note: this store's vectors were made with {name}, so it keeps that embedder \
-                 (a new store gets {new_stores}); `tutor-memory reembed --embedder NAME` \
-                 moves it to another"
+                "note: this store's vectors were made with {name}, the hashing embedder, \
+                 which a store keeps only when it is named (--embedder hash); using {new_stores}"
             )],
         ),
+        Some(c) => {
+            let folder = if name.contains('@') {
+                " (a model folder of your own: --model-dir must name it)"
+            } else {
+                ""
+            };
+            (
+                c,
+                vec![format!(
+                    "note: this store's vectors were made with {name}{folder}, so it keeps that \
+                     embedder (a new store gets {new_stores}); `tutor-memory reembed --embedder \
+                     NAME` moves every subject to another"
+                )],
+            )
+        }
         None => (
             default,
             vec![format!(
@@ -532,8 +550,20 @@ pub fn for_store(
     model_dir: Option<&Path>,
 ) -> Result<(Box<dyn Embedder>, Vec<String>)> {
     let (choice, mut notes) = choice_for_store(named, made)?;
-    let (e, warning) = choose(choice.flag(), model_dir)?;
-    notes.extend(warning);
+    let (e, warning) =
+        choose(choice.flag(), model_dir).map_err(|e| match (named, made.first()) {
+            // Chosen by the store: say why this embedder was wanted.
+            (None, Some((name, _))) => Error::Config(format!(
+                "this store's vectors were made with {name}, so it keeps that embedder, which \
+             cannot be had here ({e}); name another with --embedder"
+            )),
+            _ => e,
+        })?;
+    if let Some(w) = warning {
+        // A fallback: the vectors it did not make are the model's, not stale.
+        notes.push(w);
+        return Ok((e, notes));
+    }
     let other: u64 = made
         .iter()
         .filter(|(m, _)| m != e.name())
@@ -655,8 +685,15 @@ mod tests {
         let moved = made(&[(E5::NAME, 600), (MiniLm::DEFAULT_NAME, 400)]);
         assert!(choice_for_store(Some("bert"), &moved).is_err());
 
+        // Hashing, also a model's fallback, is kept only when named.
+        let (c, notes) = choice_for_store(None, &made(&[("hash-v1-384", 9)])).unwrap();
+        assert_eq!(c, EmbedderChoice::DEFAULT);
+        assert!(notes[0].contains("only when it is named"), "{notes:?}");
+        assert_eq!(
+            choice_for_store(Some("hash"), &made(&[("hash-v1-384", 9)])).unwrap(),
+            (EmbedderChoice::Hash, vec![])
+        );
         for (name, choice) in [
-            ("hash-v1-384", EmbedderChoice::Hash),
             ("openai:text-embedding-3-small", EmbedderChoice::OpenAi),
             ("my-bert@00ff00ff00ff00ff", EmbedderChoice::MiniLm),
         ] {
@@ -671,14 +708,26 @@ mod tests {
         assert!(notes[0].contains("cannot make"), "{notes:?}");
 
         // Made: the vectors another embedder made are counted in a note.
-        let (e, notes) =
-            for_store(None, &made(&[("hash-v1-384", 7), (E5::NAME, 3)]), None).unwrap();
+        let (e, notes) = for_store(
+            Some("hash"),
+            &made(&[("hash-v1-384", 7), (E5::NAME, 3)]),
+            None,
+        )
+        .unwrap();
         assert_eq!(e.name(), HashEmbedder::NAME);
-        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(
-            notes[1].starts_with("note: 3 of this store's episode vectors"),
+            notes[0].starts_with("note: 3 of this store's episode vectors"),
             "{notes:?}"
         );
+        // A store's embedder that cannot be had says why it was wanted.
+        if std::env::var_os("TUTOR_MEMORY_EMBED_URL").is_none() {
+            let err = for_store(None, &made(&[("openai:some-model", 4)]), None)
+                .err()
+                .expect("no endpoint is configured");
+            let err = err.to_string();
+            assert!(err.contains("were made with openai:some-model"), "{err}");
+        }
     }
 
     /// Every dot kernel this machine runs gives the float64 sum, at lengths with and

@@ -210,11 +210,12 @@ unsafe fn block_avx2(x: &[f32], q: &mut [i8]) -> (f32, i32) {
         let m = _mm_max_ps(_mm256_castps256_ps128(max), _mm256_extractf128_ps::<1>(max));
         let m = _mm_max_ps(m, _mm_movehl_ps(m, m));
         let max = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps::<1>(m, m)));
-        if odd != 0 || !(max > 0.0 && max.is_finite()) {
+        let inv = 127.0 / max;
+        if odd != 0 || !(max > 0.0 && max.is_finite() && inv.is_finite()) {
             q.fill(0);
             return (0.0, 0);
         }
-        let inv = _mm256_set1_ps(127.0 / max);
+        let inv = _mm256_set1_ps(inv);
         let i: [__m256i; 4] = std::array::from_fn(|k| _mm256_cvtps_epi32(_mm256_mul_ps(v[k], inv)));
         let sum = _mm256_add_epi32(_mm256_add_epi32(i[0], i[1]), _mm256_add_epi32(i[2], i[3]));
         let sum = _mm_add_epi32(
@@ -238,11 +239,13 @@ unsafe fn block_avx2(x: &[f32], q: &mut [i8]) -> (f32, i32) {
 #[inline(always)]
 fn block_lanes(x: &[f32], q: &mut [i8]) -> (f32, i32) {
     let max = x.iter().fold(0f32, |m, v| m.max(v.abs()));
-    if !(max > 0.0 && max.is_finite()) || x.iter().any(|v| v.is_nan()) {
+    let inv = 127.0 / max;
+    // A block of zeros, one with a value that is not finite, or one so small
+    // that its scale's inverse is not: zeros (such a block adds nothing).
+    if !(max > 0.0 && max.is_finite() && inv.is_finite()) || x.iter().any(|v| v.is_nan()) {
         q.fill(0);
         return (0.0, 0);
     }
-    let inv = 127.0 / max;
     let mut sum = 0i32;
     for (q, v) in q.iter_mut().zip(x) {
         *q = (v * inv).round_ties_even() as i8;
@@ -468,11 +471,16 @@ mod tests {
             assert_eq!(block(&x, &mut b), plain);
             assert_eq!(a, b);
         }
-        let mut q = [1i8; QK];
-        let mut x = [0.5f32; QK];
-        x[3] = f32::NAN;
-        assert_eq!(block(&x, &mut q), (0.0, 0));
-        assert_eq!(q, [0; QK]);
+        for odd in [f32::NAN, f32::INFINITY, 1e-38] {
+            let mut q = [1i8; QK];
+            let mut x = [if odd == 1e-38 { 1e-39 } else { 0.5 }; QK];
+            x[3] = odd;
+            assert_eq!(block(&x, &mut q), (0.0, 0), "{odd}");
+            assert_eq!(q, [0; QK]);
+            let mut q = [1i8; QK];
+            assert_eq!(block_lanes(&x, &mut q), (0.0, 0), "{odd}");
+            assert_eq!(q, [0; QK]);
+        }
     }
 
     #[test]
