@@ -306,6 +306,12 @@ impl Brain {
         Ok(r)
     }
 
+    /// The recaller if it has been made: what holds this process's caches
+    /// (erasing clears them, and must not load a model to find none).
+    fn made_recaller(&self) -> Option<Arc<Recaller>> {
+        self.recaller.lock().ok().and_then(|slot| slot.clone())
+    }
+
     /// The embedder's name (making it on first use).
     pub fn embedder_name(&self) -> Result<String> {
         Ok(self.recaller()?.embedder().name().to_string())
@@ -890,7 +896,7 @@ impl Brain {
                 Ok((tx.erase(&request, &subjects)?, subjects, false))
             })?;
             // What this process holds in memory of those subjects goes too.
-            if let Ok(recaller) = self.recaller() {
+            if let Some(recaller) = self.made_recaller() {
                 for s in &subjects {
                     recaller.forget(s.id);
                 }
@@ -969,7 +975,7 @@ impl Brain {
                 }
                 Ok(erasure)
             })?;
-            if let Ok(recaller) = self.recaller() {
+            if let Some(recaller) = self.made_recaller() {
                 recaller.forget(subject.id);
             }
             let compaction = compact_after_erasure(store);
