@@ -356,7 +356,8 @@ pub struct ReembedArgs {
 /// with it would lose their meaning: refused.
 pub fn reembed(brain: &Brain, a: ReembedArgs, named: Option<&str>) -> Result<ExitCode> {
     let hashing = brain.embedder_name()? == tm_embed::HashEmbedder::NAME;
-    if hashing && !named.is_some_and(|n| n.trim().eq_ignore_ascii_case("hash")) {
+    let named_hash = named.and_then(|n| n.parse().ok()) == Some(tm_embed::EmbedderChoice::Hash);
+    if hashing && !named_hash {
         anyhow::bail!(
             "refusing to re-embed with the hashing embedder, which stands in for a model that \
              could not be loaded; name --embedder hash to do it on purpose"

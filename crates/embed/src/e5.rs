@@ -374,23 +374,24 @@ impl E5 {
         // 4-bit rows as they are ([`crate::q4`]) when every part has them, else
         // floats.
         let linear = |prefixes: &[&str], outs: usize, ins: usize| -> Result<Linear> {
-            let mut raw = Vec::new();
-            let mut bias = Vec::new();
-            for prefix in prefixes {
-                let e = entry(&format!("{prefix}.w"), outs * ins)?;
-                if !e.quantised {
-                    raw.clear();
-                    break;
+            let weights = prefixes
+                .iter()
+                .map(|p| entry(&format!("{p}.w"), outs * ins))
+                .collect::<Result<Vec<_>>>()?;
+            if weights.iter().all(|e| e.quantised) {
+                let raw: Vec<u8> = weights
+                    .iter()
+                    .flat_map(|e| &bytes[e.offset..e.offset + e.bytes])
+                    .copied()
+                    .collect();
+                let bias = prefixes
+                    .iter()
+                    .map(|p| floats(&format!("{p}.b"), outs))
+                    .collect::<Result<Vec<_>>>()?
+                    .concat();
+                if let Some(l) = Linear::from_q4_0(&raw, bias, outs * prefixes.len(), ins) {
+                    return Ok(l);
                 }
-                raw.extend_from_slice(&bytes[e.offset..e.offset + e.bytes]);
-                bias.extend(floats(&format!("{prefix}.b"), outs)?);
-            }
-            let total = outs * prefixes.len();
-            if let Some(l) = (!raw.is_empty())
-                .then(|| Linear::from_q4_0(&raw, bias, total, ins))
-                .flatten()
-            {
-                return Ok(l);
             }
             let parts = prefixes
                 .iter()

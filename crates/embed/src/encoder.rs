@@ -18,7 +18,7 @@
 
 use rayon::prelude::*;
 
-use crate::q4::{self, Inputs, Packed};
+use crate::q4::{self, Inputs, Packed, Part};
 
 /// Products of at least this many tokens are split over the threads by rows; smaller
 /// ones (a question's) by columns, when large enough ([`PARALLEL_MACS`]).
@@ -143,49 +143,44 @@ impl Linear {
         sized(out, rows * self.outputs);
         let k = self.inputs;
         match &self.w {
-            Weights::Half(w) => self.split(rows, out, |r0, rows, c0, n, o, os| {
+            Weights::Half(w) => self.split(rows, out, |p: Part, o| {
                 let m = Mat {
-                    x: &x[r0 * k..],
+                    x: &x[p.r0 * k..],
                     xs: k,
                     k,
-                    w: W::Packed(&w[(c0 / BLOCK) * k * BLOCK..]),
-                    n,
-                    bias: Some(&self.b[c0..]),
+                    w: W::Packed(&w[(p.c0 / BLOCK) * k * BLOCK..]),
+                    n: p.n,
+                    bias: Some(&self.b[p.c0..]),
                 };
-                matmul(&m, rows, o, os);
+                matmul(&m, p.rows, o, p.os);
             }),
-            Weights::Q4(p) => {
+            Weights::Q4(w) => {
                 let q = Inputs::quantise(x, rows, k, split_by_rows(rows));
-                self.split(rows, out, |r0, rows, c0, n, o, os| {
-                    let part = q4::Part {
-                        r0,
-                        rows,
-                        c0,
-                        n,
-                        os,
-                    };
-                    p.product(&q, part, &self.b[c0..], o);
-                });
+                self.split(rows, out, |p: Part, o| w.product(&q, p, &self.b[p.c0..], o));
             }
         }
     }
 
-    /// Computes the `rows × outputs` product into `out` through `part(r0, rows,
-    /// c0, n, out, os)`, which fills rows `r0..r0 + rows` and columns `c0..c0 + n`
-    /// (`c0` a multiple of [`BLOCK`]) into `out` with row stride `os`: by chunks of
-    /// rows over the threads for a batch; by column blocks for a few rows (a
-    /// question) when the product is large enough, each thread into its own buffer;
-    /// else at once.
-    fn split(
-        &self,
-        rows: usize,
-        out: &mut [f32],
-        part: impl Fn(usize, usize, usize, usize, &mut [f32], usize) + Sync,
-    ) {
+    /// Computes the `rows × outputs` product into `out` through `part(p, out)`,
+    /// which fills the rows and columns `p` names (`p.c0` a multiple of
+    /// [`BLOCK`]) into `out` with row stride `p.os`: by chunks of rows over the
+    /// threads for a batch; by column blocks for a few rows (a question) when the
+    /// product is large enough, each thread into its own buffer; else at once.
+    fn split(&self, rows: usize, out: &mut [f32], part: impl Fn(Part, &mut [f32]) + Sync) {
         let width = self.outputs;
         if split_by_rows(rows) {
             by_rows(out, width, |o, r0| {
-                part(r0, o.len() / width, 0, width, o, width)
+                let rows = o.len() / width;
+                part(
+                    Part {
+                        r0,
+                        rows,
+                        c0: 0,
+                        n: width,
+                        os: width,
+                    },
+                    o,
+                )
             });
         } else if rows * self.inputs * width >= PARALLEL_MACS
             && width >= 2 * BLOCK
@@ -199,7 +194,16 @@ impl Linear {
                     let c0 = t * per * BLOCK;
                     let n = ((t + 1) * per * BLOCK).min(width) - c0;
                     let mut o = vec![0f32; rows * n];
-                    part(0, rows, c0, n, &mut o, n);
+                    part(
+                        Part {
+                            r0: 0,
+                            rows,
+                            c0,
+                            n,
+                            os: n,
+                        },
+                        &mut o,
+                    );
                     (c0, n, o)
                 })
                 .collect();
@@ -209,7 +213,16 @@ impl Linear {
                 }
             }
         } else {
-            part(0, rows, 0, width, out, width);
+            part(
+                Part {
+                    r0: 0,
+                    rows,
+                    c0: 0,
+                    n: width,
+                    os: width,
+                },
+                out,
+            );
         }
     }
 }

@@ -463,7 +463,14 @@ pub fn choose(
     choice: &str,
     model_dir: Option<&Path>,
 ) -> Result<(Box<dyn Embedder>, Option<String>)> {
-    let choice = choice.parse::<EmbedderChoice>()?;
+    made_or_fallback(choice.parse()?, model_dir)
+}
+
+/// [`choose`] for a choice already parsed.
+fn made_or_fallback(
+    choice: EmbedderChoice,
+    model_dir: Option<&Path>,
+) -> Result<(Box<dyn Embedder>, Option<String>)> {
     match (choice, embedder(choice, model_dir)) {
         (_, Ok(e)) => Ok((e, None)),
         (EmbedderChoice::MiniLm | EmbedderChoice::E5, Err(e)) => Ok((
@@ -471,10 +478,7 @@ pub fn choose(
             Some(format!(
                 "warning: could not load the {} model ({e}); using the deterministic \
                  hashing embedder {} instead, which matches words, not meaning",
-                match choice {
-                    EmbedderChoice::E5 => E5::NAME,
-                    _ => MiniLm::DEFAULT_NAME,
-                },
+                choice.model().unwrap_or_default(),
                 HashEmbedder::NAME
             )),
         )),
@@ -551,7 +555,7 @@ pub fn for_store(
 ) -> Result<(Box<dyn Embedder>, Vec<String>)> {
     let (choice, mut notes) = choice_for_store(named, made)?;
     let (e, warning) =
-        choose(choice.flag(), model_dir).map_err(|e| match (named, made.first()) {
+        made_or_fallback(choice, model_dir).map_err(|e| match (named, made.first()) {
             // Chosen by the store: say why this embedder was wanted.
             (None, Some((name, _))) => Error::Config(format!(
                 "this store's vectors were made with {name}, so it keeps that embedder, which \

@@ -47,7 +47,8 @@ pub(crate) struct Inputs {
 }
 
 /// Which part of a product to compute: rows `r0..r0 + rows` of the inputs
-/// times columns `c0..c0 + n` (whole groups), written with row stride `os`.
+/// times columns `c0..c0 + n` (here whole groups), written with row stride `os`.
+/// The encoder hands every product out in such parts, half-float ones too.
 #[derive(Clone, Copy)]
 pub(crate) struct Part {
     pub r0: usize,
