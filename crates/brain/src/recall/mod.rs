@@ -142,6 +142,8 @@ struct Derived {
     /// window that meets the episode, since only such a question asks (read
     /// for every episode, it slowed every turn: `bench block` p50 2.3 → 2.6 ms).
     tells_of: OnceLock<Option<tm_model::recall::Window>>,
+    /// Its text is longer than a block line ([`Candidate::long`]).
+    long: bool,
 }
 
 /// A subject's vectors from one embedder: (subject id, embedder name).
@@ -409,6 +411,7 @@ impl Recaller {
                         f.verdict.as_deref(),
                     ),
                     narrates: f.kind == Kind::Answer && narrates_period(text),
+                    long: tm_model::block::longer_than_a_line(text),
                     tells_of: OnceLock::new(),
                     facts: f,
                 };
@@ -748,6 +751,7 @@ impl Recaller {
                 concept: concept_hits.contains(&f.id),
                 narration: narrations.contains(&f.id),
                 tells_of: d.tells_of.get().copied().flatten(),
+                long: d.long,
             });
         }
         let pools_ms = pools_ms + ms(t1);

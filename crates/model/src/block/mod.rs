@@ -139,6 +139,13 @@ pub const CHANGED_NOTE: &str = "[note: the file cited here has since been replac
 /// 91 → 0, `past_budget` 414 → 437), the quality benchmark unchanged.
 pub const EPISODE_CHARS: usize = 500;
 
+/// Whether `text` is longer than a block line ([`EPISODE_CHARS`]): a line
+/// shows an excerpt of it, and recall lets it stand on its own evidence
+/// ([`crate::recall::Candidate::long`]).
+pub fn longer_than_a_line(text: &str) -> bool {
+    text.chars().nth(EPISODE_CHARS).is_some()
+}
+
 /// The best match is printed whole, however long, when its whole text takes
 /// at most this share of the budget (a quarter: 300 tokens, some 1,200
 /// characters, at the default 1,200): "remind me what you told me about X"
@@ -155,8 +162,7 @@ pub const WHOLE_SHARE: f64 = 0.25;
 /// (`usize::MAX`) when it is the best match (`best`) and fits [`WHOLE_SHARE`]
 /// of `budget_tokens`, else [`EPISODE_CHARS`].
 pub fn shown_chars(text: &str, best: bool, budget_tokens: usize) -> usize {
-    let long = text.chars().nth(EPISODE_CHARS).is_some();
-    if best && long && count_tokens(text) as f64 <= WHOLE_SHARE * budget_tokens as f64 {
+    if best && longer_than_a_line(text) && count_tokens(text) as f64 <= WHOLE_SHARE * budget_tokens as f64 {
         usize::MAX
     } else {
         EPISODE_CHARS

@@ -190,6 +190,11 @@ pub struct Candidate {
     /// instant ([`tells_of`]): a question's window holds the episode when it
     /// holds this period whole, as well as when the episode was said in it.
     pub tells_of: Option<Window>,
+    /// Its text is longer than a block line
+    /// ([`longer_than_a_line`](crate::block::longer_than_a_line)): it holds
+    /// its own context, so it borrows nothing from its sitting
+    /// ([`with_context`]), though it still lends.
+    pub long: bool,
 }
 
 /// Thresholds that turn signals into "matches" and relevance.
@@ -718,6 +723,19 @@ impl Entry {
 /// LoCoMo `past_budget`): an evidence turn matched by meaning alone (cosine
 /// 0.4–0.5) ranked past the budget behind turns of other days that shared one
 /// word with the question, while the turns around it matched strongly.
+///
+/// A [`long`](Candidate::long) turn borrows nothing (it still lends): a
+/// paragraph says what it is about by itself, while a short reply ("yes,
+/// the second one") means what its exchange means. The failure that set it
+/// (issue 43, LongMemEval with distractor sessions, `past_budget` across
+/// every type): a tutor's answers run to paragraphs, and each one of a
+/// sitting that touched the question borrowed from its four neighbours by
+/// the OR until all stood at relevance 0.9–0.98, so the order fell to
+/// salience (an answer's 0.40 over a learner's turn's 0.35) and the
+/// learner's own turns that held the facts went past the budget: "What time
+/// do I wake up on Saturday mornings?" found its answer, in the learner's
+/// later sitting, 21st, behind tutor paragraphs of that sitting, of an
+/// earlier one and of the distractor sittings.
 fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
     let key = |e: &Entry| e.collapse_key(pool);
     let by_seq: HashMap<u64, (f32, DateTime<Utc>, &str)> = entries
@@ -725,6 +743,9 @@ fn with_context(entries: &mut [Entry], pool: &[Option<Candidate>]) {
         .map(|e| (e.seq, (e.relevance, e.at, key(e))))
         .collect();
     for e in entries.iter_mut() {
+        if pool[e.idx].as_ref().is_none_or(|c| c.long) {
+            continue;
+        }
         let own_key = key(e);
         let mut apart = 1.0f32;
         for d in 1..=CONTEXT_TURNS {

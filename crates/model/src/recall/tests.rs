@@ -32,6 +32,7 @@ fn plain(id: i64, at: DateTime<Utc>) -> Candidate {
         concept: false,
         narration: false,
         tells_of: None,
+        long: false,
     }
 }
 
@@ -470,9 +471,10 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
         prop_oneof![Just(None), (-1.0f32..=1.0).prop_map(Some)],
         any::<bool>(),
         0u8..4,
+        any::<bool>(),
     )
         .prop_map(
-            move |(age_minutes, salience, lexical, semantic, centred, concept, key)| Candidate {
+            move |(age_minutes, salience, lexical, semantic, centred, concept, key, long)| Candidate {
                 id,
                 // Next to each other in the chain, so context is lent
                 // wherever two share a sitting.
@@ -491,6 +493,7 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
                 concept: concept && key == 1,
                 narration: false,
                 tells_of: None,
+                long,
             },
         )
 }
@@ -900,6 +903,66 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
     let out = recall(vec![alone, later, strong], true, None, now, &P, 10);
     assert_eq!(ids(&out), [1, 3, 2]);
     assert!(out.ranked.iter().all(|r| r.context == 0.0));
+}
+
+/// Issue 43 (LongMemEval with distractor sessions, `past_budget`): a long
+/// turn (a tutor's paragraph) stands on its own evidence and borrows nothing
+/// from its sitting, though it still lends to the short turns beside it. Two
+/// such paragraphs around the learner's own short turn that holds the fact
+/// used to borrow from each other and from it until they outranked it.
+#[test]
+fn a_long_turn_borrows_nothing_from_its_sitting_but_still_lends() {
+    let now = day(2026, 9, 15);
+    let t = now - Duration::days(10);
+    let paragraph = |id: i64, seq: u64, minutes: i64| Candidate {
+        seq,
+        kind: "answer".into(),
+        salience: 0.40,
+        lexical: 0.6,
+        semantic: 0.5,
+        long: true,
+        ..plain(id, t + Duration::minutes(minutes))
+    };
+    let fact = Candidate {
+        seq: 101,
+        lexical: 0.7,
+        semantic: 0.55,
+        ..plain(2, t + Duration::minutes(1))
+    };
+    let pool = vec![
+        paragraph(1, 100, 0),
+        fact.clone(),
+        paragraph(3, 102, 2),
+        paragraph(4, 103, 3),
+        paragraph(5, 99, -1),
+    ];
+    let out = recall(pool.clone(), true, None, now, &P, 10);
+    assert_eq!(ids(&out)[0], 2, "the learner's own turn ranks first");
+    let scale = P.semantic_scale(&pool);
+    for r in &out.ranked {
+        let own = P.relevance(&r.candidate, &scale);
+        if r.candidate.long {
+            assert_eq!(r.context, 0.0);
+            assert!((r.relevance - own).abs() < 1e-6);
+        } else {
+            assert!(r.context > 0.0, "a short turn still borrows from the paragraphs");
+        }
+    }
+
+    // The same five as short turns: every one borrows until all stand near
+    // relevance 1, and the two paragraphs next to the fact pass it on
+    // salience alone.
+    let short: Vec<Candidate> = pool
+        .iter()
+        .map(|c| Candidate {
+            long: false,
+            ..c.clone()
+        })
+        .collect();
+    let out = recall(short, true, None, now, &P, 10);
+    assert!(out.ranked.iter().all(|r| r.context > 0.0));
+    assert!(out.ranked.iter().all(|r| r.relevance > 0.93));
+    assert_eq!(ids(&out)[..3], [3, 1, 2]);
 }
 
 /// Twins (one memory said twice in a sitting) lend each other nothing: a
