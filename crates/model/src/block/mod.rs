@@ -162,7 +162,10 @@ pub const WHOLE_SHARE: f64 = 0.25;
 /// (`usize::MAX`) when it is the best match (`best`) and fits [`WHOLE_SHARE`]
 /// of `budget_tokens`, else [`EPISODE_CHARS`].
 pub fn shown_chars(text: &str, best: bool, budget_tokens: usize) -> usize {
-    if best && longer_than_a_line(text) && count_tokens(text) as f64 <= WHOLE_SHARE * budget_tokens as f64 {
+    if best
+        && longer_than_a_line(text)
+        && count_tokens(text) as f64 <= WHOLE_SHARE * budget_tokens as f64
+    {
         usize::MAX
     } else {
         EPISODE_CHARS

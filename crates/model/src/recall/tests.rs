@@ -474,26 +474,28 @@ fn arb_candidate(id: i64) -> impl Strategy<Value = Candidate> {
         any::<bool>(),
     )
         .prop_map(
-            move |(age_minutes, salience, lexical, semantic, centred, concept, key, long)| Candidate {
-                id,
-                // Next to each other in the chain, so context is lent
-                // wherever two share a sitting.
-                seq: id as u64 + 1,
-                kind: "question".into(),
-                at: day(2026, 9, 15) - Duration::minutes(age_minutes),
-                salience,
-                collapse_key: if key == 0 {
-                    String::new()
-                } else {
-                    format!("k{key}")
-                },
-                lexical,
-                semantic,
-                centred,
-                concept: concept && key == 1,
-                narration: false,
-                tells_of: None,
-                long,
+            move |(age_minutes, salience, lexical, semantic, centred, concept, key, long)| {
+                Candidate {
+                    id,
+                    // Next to each other in the chain, so context is lent
+                    // wherever two share a sitting.
+                    seq: id as u64 + 1,
+                    kind: "question".into(),
+                    at: day(2026, 9, 15) - Duration::minutes(age_minutes),
+                    salience,
+                    collapse_key: if key == 0 {
+                        String::new()
+                    } else {
+                        format!("k{key}")
+                    },
+                    lexical,
+                    semantic,
+                    centred,
+                    concept: concept && key == 1,
+                    narration: false,
+                    tells_of: None,
+                    long,
+                }
             },
         )
 }
@@ -945,7 +947,10 @@ fn a_long_turn_borrows_nothing_from_its_sitting_but_still_lends() {
             assert_eq!(r.context, 0.0);
             assert!((r.relevance - own).abs() < 1e-6);
         } else {
-            assert!(r.context > 0.0, "a short turn still borrows from the paragraphs");
+            assert!(
+                r.context > 0.0,
+                "a short turn still borrows from the paragraphs"
+            );
         }
     }
 
