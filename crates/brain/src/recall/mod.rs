@@ -70,7 +70,8 @@ pub struct Signals {
     pub relevance: f32,
     /// What the matches within two chain places of it in its sitting lend it
     /// (`tm_model::recall::CONTEXT_TURNS`), before it joins its own
-    /// relevance; 0 when none did.
+    /// relevance; 0 when none did, and always for an episode longer than a
+    /// block line, which borrows nothing (`tm_model::recall::Candidate::long`).
     pub context: f32,
     pub score: f32,
     pub matched: bool,

@@ -518,6 +518,49 @@ fn exchange_then_other_days(
     ask(&*store, &r, question, t("2026-06-01T10:00:00Z"))
 }
 
+/// Issue 43: through the store, an episode longer than a block line is read
+/// as long and borrows nothing from its sitting, while the short turn beside
+/// it, in the same exchange, still borrows.
+#[test]
+fn a_paragraph_borrows_nothing_from_its_sitting_and_a_short_reply_still_does() {
+    let at = t("2026-05-04T09:00:00Z");
+    let paragraph = format!(
+        "Osmosis moves water across the membrane toward the saltier side. {}",
+        "The membrane lets water through and holds the salt back, so osmosis evens them out. "
+            .repeat(6)
+    );
+    assert!(tm_model::block::longer_than_a_line(&paragraph));
+    let events = vec![
+        learner(
+            "ask",
+            at,
+            "Why does osmosis move water across the membrane?",
+        ),
+        tutor("paragraph", at + Duration::seconds(30), &paragraph),
+        learner(
+            "reply",
+            at + Duration::seconds(60),
+            "So osmosis evens out the membrane?",
+        ),
+    ];
+    let res = exchange_then_other_days(
+        events,
+        at,
+        "What did we say about osmosis and the membrane?",
+    );
+    let signals = |id: &str| {
+        res.ranked
+            .iter()
+            .find(|m| m.episode.external_id.as_deref() == Some(id))
+            .map(|m| m.signals.clone())
+            .unwrap_or_else(|| panic!("{id} not recalled: {:?}", ids(&res)))
+    };
+    let (p, r) = (signals("paragraph"), signals("reply"));
+    assert!(p.matched && r.matched, "{p:?} {r:?}");
+    assert_eq!(p.context, 0.0, "{p:?}");
+    assert!(r.context > 0.0, "{r:?}");
+}
+
 #[test]
 fn inside_a_window_a_strong_match_brings_no_narration_as_its_turn_before() {
     let at = t("2026-05-04T09:00:00Z");

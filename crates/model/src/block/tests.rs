@@ -1004,6 +1004,18 @@ proptest! {
     }
 }
 
+/// A block line holds [`EPISODE_CHARS`] characters (not bytes): one more is
+/// long, in any script.
+#[test]
+fn longer_than_a_line_counts_characters() {
+    assert!(!longer_than_a_line(&"a".repeat(EPISODE_CHARS)));
+    assert!(longer_than_a_line(&"a".repeat(EPISODE_CHARS + 1)));
+    // 500 Arabic letters are 1,000 bytes and still one line.
+    assert!(!longer_than_a_line(&"ع".repeat(EPISODE_CHARS)));
+    assert!(longer_than_a_line(&"ع".repeat(EPISODE_CHARS + 1)));
+    assert!(!longer_than_a_line(""));
+}
+
 #[test]
 fn the_best_match_is_printed_whole_where_the_budget_allows_it() {
     // About 1,000 characters, some 200 tokens, the answer at the end.

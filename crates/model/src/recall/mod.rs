@@ -38,7 +38,8 @@
 //!    not parameters.
 //!    A match borrows from its sitting first ([`with_context`]): half the
 //!    relevance of each match within [`CONTEXT_TURNS`] places of it in the
-//!    chain and [`SITTING_MINUTES`] of it joins its own, by the same OR.
+//!    chain and [`SITTING_MINUTES`] of it joins its own, by the same OR; an
+//!    episode longer than a block line ([`Candidate::long`]) borrows nothing.
 //! 4. **Collapse**: candidates with the same [`collapse_key`] become one
 //!    [`Recalled`] that says how many it stands for.
 //!
@@ -193,7 +194,8 @@ pub struct Candidate {
     /// Its text is longer than a block line
     /// ([`longer_than_a_line`](crate::block::longer_than_a_line)): it holds
     /// its own context, so it borrows nothing from its sitting
-    /// ([`with_context`]), though it still lends.
+    /// ([`with_context`]), though it still lends. Any kind: a tutor's
+    /// paragraph, a long question, a taught note.
     pub long: bool,
 }
 
@@ -468,7 +470,8 @@ pub struct Recalled {
     pub relevance: f32,
     /// What the matches next to it in its sitting lend it (see
     /// [`with_context`]), before it joins its own relevance: `relevance` is
-    /// `1 − (1 − own)(1 − context)`. 0 when none did.
+    /// `1 − (1 − own)(1 − context)`. 0 when none did, and always for a
+    /// [`long`](Candidate::long) episode, which borrows nothing.
     pub context: f32,
     pub recency: f32,
     pub score: f32,
@@ -705,7 +708,8 @@ impl Entry {
     }
 }
 
-/// Lends each matched entry the relevance of the matches next to it: the
+/// Lends each matched entry that is not [`long`](Candidate::long) the
+/// relevance of the matches next to it: the
 /// probabilistic OR of [`CONTEXT_SHARE`] of the relevance of every match
 /// within [`CONTEXT_TURNS`] places of it in the chain and in its sitting
 /// ([`SITTING_MINUTES`]), joined with its own relevance by the same OR. Only
@@ -812,6 +816,7 @@ fn merge_by_id(candidates: Vec<Candidate>) -> Vec<Candidate> {
                 };
                 seen.concept |= c.concept;
                 seen.narration |= c.narration;
+                seen.long |= c.long;
             }
         }
     }

@@ -587,6 +587,10 @@ proptest! {
         for r in &out.ranked {
             prop_assert!((0.0..=1.0).contains(&r.context), "{}", r.context);
             prop_assert!((0.0..=1.0).contains(&r.relevance), "{}", r.relevance);
+            // A long episode borrows nothing.
+            if r.candidate.long {
+                prop_assert_eq!(r.context, 0.0);
+            }
             if out.basis == Basis::Matched {
                 prop_assert!(r.relevance >= P.relevance(&r.candidate, &scale) - 1e-6);
             }
@@ -909,9 +913,9 @@ fn a_weak_match_borrows_from_the_strong_matches_of_its_sitting() {
 
 /// Issue 43 (LongMemEval with distractor sessions, `past_budget`): a long
 /// turn (a tutor's paragraph) stands on its own evidence and borrows nothing
-/// from its sitting, though it still lends to the short turns beside it. Two
+/// from its sitting, though it still lends to the short turns beside it. Four
 /// such paragraphs around the learner's own short turn that holds the fact
-/// used to borrow from each other and from it until they outranked it.
+/// used to borrow from each other and from it until two outranked it.
 #[test]
 fn a_long_turn_borrows_nothing_from_its_sitting_but_still_lends() {
     let now = day(2026, 9, 15);
