@@ -402,9 +402,11 @@ impl FromStr for EmbedderChoice {
 
 impl EmbedderChoice {
     /// The embedder new stores get when none is named. Still all-MiniLM-L6-v2:
-    /// multilingual-e5-small finds answers across languages far better, but on
-    /// English conversations it ranks slightly below it (BENCHMARKS.md, "e5's
-    /// weights kept 4-bit"), and a default must not lose where it was.
+    /// multilingual-e5-small finds answers across languages far better, and on
+    /// LongMemEval's long English turns it ranks above it, but on LoCoMo's short
+    /// ones it ranks slightly below it at three budgets of four (BENCHMARKS.md,
+    /// "e5's weights kept 4-bit" and "A paragraph stands on its own evidence"),
+    /// and a default must not lose where it was.
     pub const DEFAULT: EmbedderChoice = EmbedderChoice::MiniLm;
 
     /// Its name on the command line.
