@@ -170,17 +170,7 @@ impl Linear {
         let width = self.outputs;
         if split_by_rows(rows) {
             by_rows(out, width, |o, r0| {
-                let rows = o.len() / width;
-                part(
-                    Part {
-                        r0,
-                        rows,
-                        c0: 0,
-                        n: width,
-                        os: width,
-                    },
-                    o,
-                )
+                part(Part::every_column(r0, o.len() / width, width), o)
             });
         } else if rows * self.inputs * width >= PARALLEL_MACS
             && width >= 2 * BLOCK
@@ -213,16 +203,7 @@ impl Linear {
                 }
             }
         } else {
-            part(
-                Part {
-                    r0: 0,
-                    rows,
-                    c0: 0,
-                    n: width,
-                    os: width,
-                },
-                out,
-            );
+            part(Part::every_column(0, rows, width), out);
         }
     }
 }

@@ -58,6 +58,19 @@ pub(crate) struct Part {
     pub os: usize,
 }
 
+impl Part {
+    /// Rows `r0..r0 + rows` across all `width` columns, into rows of `width`.
+    pub fn every_column(r0: usize, rows: usize, width: usize) -> Part {
+        Part {
+            r0,
+            rows,
+            c0: 0,
+            n: width,
+            os: width,
+        }
+    }
+}
+
 /// Whether [`Packed`] can hold a matrix of these sizes.
 pub(crate) fn fits(inputs: usize, outputs: usize) -> bool {
     inputs > 0 && inputs.is_multiple_of(QK) && outputs > 0 && outputs.is_multiple_of(GROUP)
