@@ -238,3 +238,36 @@ fn blocks_asked_for_at_once_wait_for_the_workers_and_each_gets_its_own() {
         assert_eq!(&t.block, a, "{q}");
     }
 }
+
+/// "What have I got wrong" lists every topic missed, not only those the map
+/// has: a check whose topic is a learner's phrase the map lacks ("ask me the
+/// questions") is still a miss, and it leads the record block with the
+/// others rather than waiting on recall to match the question (issue 45:
+/// with e5 such a check ranked tenth behind the learner's own questions).
+#[test]
+fn a_missed_check_on_a_topic_the_map_lacks_leads_a_record_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let (brain, subject) = sample(dir.path());
+    let extra = concat!(
+        r#"{"type":"subject","learner":"ana","subject":"cell-biology"}"#,
+        "\n",
+        r#"{"id":"x1","type":"check","at":"2026-03-01T09:00:00Z","topic":"ask me the questions","verdict":"wrong","evaluation":"Not quite: the two organelles were mixed up."}"#,
+    );
+    brain
+        .import_bytes("x.jsonl", extra.as_bytes(), None, &mut |_, _, _| {})
+        .unwrap();
+    for q in [
+        "What have I got wrong so far?",
+        "¿Qué he fallado hasta ahora?",
+    ] {
+        let b = brain.build_block(&subject, &request(q)).unwrap();
+        assert_eq!(b.mode, "record", "{q}");
+        let leading: Vec<&str> = b
+            .recalled
+            .iter()
+            .take_while(|r| r.kind == "check")
+            .filter_map(|r| r.external_id.as_deref())
+            .collect();
+        assert!(leading.contains(&"x1"), "{q}: {leading:?}\n{}", b.block);
+    }
+}
