@@ -96,18 +96,10 @@ impl Calibration {
         match_floor: 0.79,
         match_full: 0.9,
         route_floor: 0.83,
-        // The whole of the subject's mean. e5's vectors share one large
-        // direction: every turn of a conversation sits within 0.05 of the
-        // others' cosine with a question, and a greeting can be closest
-        // (`tests/e5.rs`, a named conversation). A match's semantic signal
-        // is its centred cosine over the best's, so what is left of that
-        // direction decides it: with half of the mean every turn stood
-        // within a tenth of the best (LoCoMo lost 0.011–0.018 at every
-        // budget), with a quarter more still; with all of it the answer
-        // stands alone. Dev half of LoCoMo 0.721 / 0.787 / 0.826 / 0.878 →
-        // 0.748 / 0.806 / 0.843 / 0.895, test half 0.748 / 0.831 / 0.870 /
-        // 0.904 → 0.775 / 0.850 / 0.880 / 0.915 (BENCHMARKS.md).
-        centred_share: 1.0,
+        // Half lost 0.011–0.018 of LoCoMo's evidence recall at every budget
+        // (BENCHMARKS.md): e5's cosines sit in a narrow band that the scale
+        // from its floor already spreads.
+        centred_share: 0.0,
     };
     /// The hashing embedder: unrelated texts share character n-grams, so its
     /// cosines run higher and say nothing of meaning; only a near-exact name routes.
@@ -410,11 +402,10 @@ impl FromStr for EmbedderChoice {
 
 impl EmbedderChoice {
     /// The embedder new stores get when none is named. Still all-MiniLM-L6-v2:
-    /// multilingual-e5-small finds answers across languages far better and,
-    /// with the subject's whole mean taken out, ranks above it on the test
-    /// halves of both English conversation sets, but it is still 0.006 below
-    /// on LoCoMo's dev half at 1,000 tokens and one question short on the
-    /// quality benchmark (BENCHMARKS.md, "e5 ranks a match by what is left…"),
+    /// multilingual-e5-small finds answers across languages far better, and on
+    /// LongMemEval's long English turns it ranks above it, but on LoCoMo's short
+    /// ones it ranks slightly below it at three budgets of four (BENCHMARKS.md,
+    /// "e5's weights kept 4-bit" and "A paragraph stands on its own evidence"),
     /// and a default must not lose where it was.
     pub const DEFAULT: EmbedderChoice = EmbedderChoice::MiniLm;
 

@@ -119,8 +119,7 @@ pub const BEST_OF_POOL: f32 = 0.8;
 /// open-domain at 3,000 tokens past the fusion baseline, by 0.003. On
 /// LongMemEval half was neutral from 1,000 tokens and cost 0.006 at 500. Other
 /// embedders set their own (`tm_embed::Calibration::centred_share`): with
-/// multilingual-e5-small, whose vectors share one large direction, half lost at
-/// every budget and the whole gained at every budget, so it takes all of it.
+/// multilingual-e5-small half lost at every budget, so it takes none.
 pub const CENTRED_SHARE: f32 = 0.5;
 
 /// The cosine of `q − m` and `d − m` for unit vectors `q` and `d` and a vector
