@@ -302,9 +302,8 @@ pub const MISSED_CHECKS: usize = 8;
 /// [`MISSED_CHECKS`], none after `at`. A check linked to no concept counts
 /// under its own topic: a miss on a topic the map lacks (often a learner's
 /// phrase taken as the topic) is still a miss, and left to recall it waited
-/// on the question matching it (with e5 ranking by its centred cosine, tenth
-/// behind the learner's own questions in a Spanish subject of the quality
-/// benchmark).
+/// on the question matching it (with e5, tenth behind the learner's own
+/// questions in a Spanish subject of the quality benchmark).
 fn missed_checks(
     recaller: &Recaller,
     store: &dyn Reader,

@@ -245,3 +245,71 @@ fn the_e5_thresholds_separate_the_named_cases() {
         "too few questions route"
     );
 }
+
+/// A conversation whose every turn opens with its speaker's name, and a
+/// question that names one of them: what all the turns share lifts every
+/// cosine with the question. Recall ranks a match by meaning by its centred
+/// cosine (the calibration's share of the conversation's mean vector taken
+/// from both) over the best match's.
+mod conversation {
+    pub const TURNS: &[&str] = &[
+        "Mara: Morning, Tobias! How was your weekend?",
+        "Tobias: Hey Mara, it was quiet, thanks for asking.",
+        "Mara: Thanks, Tobias, same here. Talk soon!",
+        "Tobias: Mara, did you see the game last night?",
+        "Mara: Tobias, I missed it, I was at my sister's place.",
+        "Tobias: No worries Mara, I'll tell you about it later.",
+        "Mara: Honestly, Tobias, when work gets too much I go out and paint by the river for an hour.",
+        "Tobias: Good to hear from you, Mara! Take care.",
+        "Mara: You too, Tobias, have a lovely evening.",
+        "Tobias: Mara, my cousin is visiting next week.",
+    ];
+    pub const QUESTION: &str = "What does Mara do to deal with stress?";
+    pub const ANSWER: usize = 6;
+}
+
+#[test]
+fn the_whole_subject_mean_taken_out_spreads_a_conversation() {
+    let Some(m) = model() else { return };
+    let share = m.calibration().centred_share;
+    let turns = m.embed(conversation::TURNS).unwrap();
+    let q = m.embed_query(conversation::QUESTION).unwrap();
+    let dim = q.len();
+    let centred = |share: f32| -> Vec<f32> {
+        let mut mean = vec![0f32; dim];
+        for t in &turns {
+            for (a, b) in mean.iter_mut().zip(t) {
+                *a += b * share / turns.len() as f32;
+            }
+        }
+        let less = |v: &[f32]| -> Vec<f32> { v.iter().zip(&mean).map(|(a, b)| a - b).collect() };
+        let qc = less(&q);
+        turns.iter().map(|t| cosine(&qc, &less(t))).collect()
+    };
+    for s in [0.0, 0.5, 1.0] {
+        let c = centred(s);
+        println!("share {s}: {c:.3?}");
+    }
+    // By the raw cosine a greeting is closest ("Thanks, Tobias, same here.");
+    // half the mean puts the answer first with every other turn within a
+    // tenth of it. The calibration's share must leave the answer first and
+    // no other turn at half its centred cosine: that ratio is the match's
+    // semantic signal.
+    let c = centred(share);
+    let best = c[conversation::ANSWER];
+    println!(
+        "share {share} (the calibration's): ratios {:.3?}",
+        c.iter().map(|x| x / best).collect::<Vec<_>>()
+    );
+    assert!(best > 0.0, "the answer's centred cosine is {best}");
+    for (i, x) in c.iter().enumerate() {
+        if i != conversation::ANSWER {
+            assert!(
+                *x < 0.5 * best,
+                "{:?} stands at {:.2} of the answer",
+                conversation::TURNS[i],
+                x / best
+            );
+        }
+    }
+}

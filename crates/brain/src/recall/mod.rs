@@ -230,6 +230,7 @@ impl Recaller {
             semantic_full: c.match_full,
             route_floor: c.route_floor,
             centred_share: c.centred_share,
+            centred_from: c.centred_from,
             ..RecallParams::MINILM
         };
         Recaller {
@@ -717,7 +718,7 @@ impl Recaller {
         // question and itself, for each candidate's centred cosine.
         let centre = qvec
             .filter(|_| !scanned.is_empty())
-            .zip(vectors.centre(self.params.centred_share))
+            .zip(vectors.centre(self.params.centred_share, self.params.centred_from))
             .map(|(qv, m)| (tm_embed::cosine(qv, &m), tm_embed::cosine(&m, &m), m));
         let mut candidates = Vec::with_capacity(derived.len());
         for d in &derived {

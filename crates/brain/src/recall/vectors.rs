@@ -113,9 +113,10 @@ impl VectorSet {
 
     /// `share` of the subject's mean vector, which the question's and each
     /// episode's vector leave out before their centred cosine
-    /// ([`centred_cosine`]); `None` for an empty set or no share.
-    pub(super) fn centre(&self, share: f32) -> Option<Vec<f32>> {
-        (self.summed > 0 && share > 0.0).then(|| {
+    /// ([`centred_cosine`]); `None` for an empty set, no share, or fewer
+    /// than `from` vectors.
+    pub(super) fn centre(&self, share: f32, from: usize) -> Option<Vec<f32>> {
+        (self.summed > 0 && self.summed >= from && share > 0.0).then(|| {
             let share = f64::from(share) / self.summed as f64;
             self.sum.iter().map(|s| (s * share) as f32).collect()
         })
@@ -183,13 +184,22 @@ mod tests {
             })
             .collect();
         let share = tm_model::recall::CENTRED_SHARE;
-        assert_eq!(grown.centre(share), Some(mean.clone()));
-        assert_eq!(whole.centre(share), Some(mean));
-        assert_eq!(whole.centre(0.0), None, "no share, no centre");
+        assert_eq!(grown.centre(share, 0), Some(mean.clone()));
+        assert_eq!(whole.centre(share, 0), Some(mean));
+        assert_eq!(whole.centre(0.0, 0), None, "no share, no centre");
+        assert_eq!(
+            whole.centre(share, whole.summed),
+            Some(whole.centre(share, 0).unwrap())
+        );
+        assert_eq!(
+            whole.centre(share, whole.summed + 1),
+            None,
+            "too few to centre"
+        );
         // An id the set holds already is not taken twice.
         let again = grown.grown(vec![row(5)], (999, 999));
         assert_eq!(all(&again), all(&grown));
-        assert_eq!(again.centre(share), grown.centre(share));
-        assert_eq!(VectorSet::empty(3, (0, 0)).centre(share), None);
+        assert_eq!(again.centre(share, 0), grown.centre(share, 0));
+        assert_eq!(VectorSet::empty(3, (0, 0)).centre(share, 0), None);
     }
 }

@@ -243,8 +243,7 @@ fn blocks_asked_for_at_once_wait_for_the_workers_and_each_gets_its_own() {
 /// has: a check whose topic is a learner's phrase the map lacks ("ask me the
 /// questions") is still a miss, and it leads the record block with the
 /// others rather than waiting on recall to match the question (issue 45:
-/// with e5 ranking by its centred cosine, such a check ranked tenth behind
-/// the learner's own questions).
+/// with e5 such a check ranked tenth behind the learner's own questions).
 #[test]
 fn a_missed_check_on_a_topic_the_map_lacks_leads_a_record_block() {
     let dir = tempfile::tempdir().unwrap();

@@ -119,7 +119,8 @@ pub const BEST_OF_POOL: f32 = 0.8;
 /// open-domain at 3,000 tokens past the fusion baseline, by 0.003. On
 /// LongMemEval half was neutral from 1,000 tokens and cost 0.006 at 500. Other
 /// embedders set their own (`tm_embed::Calibration::centred_share`): with
-/// multilingual-e5-small half lost at every budget, so it takes none.
+/// multilingual-e5-small, whose vectors share one large direction, half lost at
+/// every budget and the whole gained at every budget, so it takes all of it.
 pub const CENTRED_SHARE: f32 = 0.5;
 
 /// The cosine of `q − m` and `d − m` for unit vectors `q` and `d` and a vector
@@ -234,6 +235,9 @@ pub struct RecallParams {
     /// meaning is ranked ([`Candidate::centred`]); 0 ranks by the cosine
     /// itself. Default [`CENTRED_SHARE`], for MiniLM.
     pub centred_share: f32,
+    /// A subject with fewer episodes than this ranks by the cosine itself:
+    /// the mean of a few episodes is mostly each of them. Default 0.
+    pub centred_from: usize,
 }
 
 /// What recall needs of a candidate episode before it knows which win: kind,
@@ -265,6 +269,7 @@ impl RecallParams {
         route_floor: 0.5,
         route_limit: 3,
         centred_share: CENTRED_SHARE,
+        centred_from: 0,
     };
 
     /// The concepts a question's vector routes to: given each concept's
