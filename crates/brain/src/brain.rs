@@ -296,10 +296,7 @@ impl Brain {
         }
         let embedder = match &self.source {
             EmbedderSource::Ready(e) => e.clone(),
-            EmbedderSource::Lazy(make) => {
-                let made = self.read(|r| Ok(r.store_vector_models()?))?;
-                make(&made).map_err(Error::Embed)?
-            }
+            EmbedderSource::Lazy(make) => make(&self.vector_models()?).map_err(Error::Embed)?,
         };
         let r = Arc::new(Recaller::new(embedder));
         *slot = Some(r.clone());
@@ -310,6 +307,12 @@ impl Brain {
     /// (erasing clears them, and must not load a model to find none).
     fn made_recaller(&self) -> Option<Arc<Recaller>> {
         self.recaller.lock().ok().and_then(|slot| slot.clone())
+    }
+
+    /// Which embedders made the store's episode vectors, with counts, the
+    /// most first (`Reader::store_vector_models`).
+    pub fn vector_models(&self) -> Result<Vec<(String, u64)>> {
+        self.read(|r| Ok(r.store_vector_models()?))
     }
 
     /// The embedder's name (making it on first use).

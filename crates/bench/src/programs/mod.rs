@@ -117,11 +117,23 @@ impl tm_embed::Embedder for Remembering {
 }
 
 /// A brain over the store at `location` with `embedder`.
+/// The brain over a benchmark's store, with the embedder it names. A kept
+/// store whose episode vectors another embedder made is refused: its ranking
+/// would find no vector of the named one and rank by words alone, without a
+/// word said (the bench's default embedder is not the store's).
 pub fn brain(
     location: &str,
     embedder: Arc<dyn tm_embed::Embedder>,
 ) -> anyhow::Result<tm_brain::Brain> {
-    Ok(tm_brain::Brain::open(location, embedder)?)
+    let name = embedder.name().to_string();
+    let brain = tm_brain::Brain::open(location, embedder)?;
+    if let Some((other, n)) = brain.vector_models()?.into_iter().find(|(m, _)| *m != name) {
+        anyhow::bail!(
+            "{location}: {n} of its episode vectors were made with {other}, not {name}; \
+             name that embedder (--embedder) or give a new store"
+        );
+    }
+    Ok(brain)
 }
 
 /// Where a benchmark keeps its data: a SQLite file in a fresh temporary
@@ -264,3 +276,47 @@ pub fn reset_peak() -> bool {
 /// with `(done, total)` as the stage goes; the stage ends when it is dropped.
 /// The CLI draws a bar on a terminal; a test can count.
 pub type Progress<'a> = &'a dyn Fn(&str, &str) -> Box<dyn FnMut(usize, usize)>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The hashing embedder under another name: another model's vectors.
+    struct Renamed(tm_embed::HashEmbedder);
+
+    impl tm_embed::Embedder for Renamed {
+        fn name(&self) -> &str {
+            "renamed-384"
+        }
+        fn dim(&self) -> usize {
+            self.0.dim()
+        }
+        fn embed(&self, texts: &[&str]) -> tm_embed::Result<Vec<Vec<f32>>> {
+            self.0.embed(texts)
+        }
+    }
+
+    #[test]
+    fn a_kept_store_another_embedder_made_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("kept.db").display().to_string();
+        let history = concat!(
+            r#"{"type":"subject","learner":"ana","subject":"cells"}"#,
+            "\n",
+            r#"{"type":"learner","at":"2026-01-01T09:00:00Z","text":"What does a ribosome make?"}"#,
+        );
+        let kept = brain(&db, Arc::new(tm_embed::HashEmbedder::new())).unwrap();
+        kept.import_bytes("h.jsonl", history.as_bytes(), None, &mut |_, _, _| {})
+            .unwrap();
+        drop(kept);
+        assert!(brain(&db, Arc::new(tm_embed::HashEmbedder::new())).is_ok());
+        let err = brain(&db, Arc::new(Renamed(tm_embed::HashEmbedder::new())))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            err.contains("made with hash-v1-384, not renamed-384"),
+            "{err}"
+        );
+    }
+}
