@@ -250,7 +250,9 @@ fn the_e5_thresholds_separate_the_named_cases() {
 /// question that names one of them: what all the turns share lifts every
 /// cosine with the question. Recall ranks a match by meaning by its centred
 /// cosine (the calibration's share of the conversation's mean vector taken
-/// from both) over the best match's.
+/// from both) over the best match's. This checks the share on the vectors
+/// alone; recall applies it only to a subject of `centred_from` episodes or
+/// more, where the mean is what the episodes share rather than mostly each.
 mod conversation {
     pub const TURNS: &[&str] = &[
         "Mara: Morning, Tobias! How was your weekend?",

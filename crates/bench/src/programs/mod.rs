@@ -116,7 +116,6 @@ impl tm_embed::Embedder for Remembering {
     }
 }
 
-/// A brain over the store at `location` with `embedder`.
 /// The brain over a benchmark's store, with the embedder it names. A kept
 /// store whose episode vectors another embedder made is refused: its ranking
 /// would find no vector of the named one and rank by words alone, without a
