@@ -199,6 +199,46 @@ fn task_headings_and_unnamed_headings_in_textbooks_are_not_concepts() {
     assert_eq!(cs[0].definition, "These tiny grains build proteins.");
 }
 
+/// Task headings in the languages learners write, in plain notes (where any
+/// other heading with a paragraph is a concept): imperatives ("Calcola…",
+/// "Tentukan…"), and German's verb last ("Gleichungen lösen").
+#[test]
+fn task_headings_in_every_language_are_not_concepts() {
+    for (task, concept) in [
+        (
+            "## Risolvi le equazioni di primo grado\n\nPorta tutte le incognite a sinistra.\n",
+            "## Equazione\n\nUn'uguaglianza tra due espressioni con un'incognita.\n",
+        ),
+        (
+            "## Lineare Gleichungen lösen\n\nBringe alle Unbekannten auf eine Seite.\n",
+            "## Gleichung\n\nZwei Terme, die durch ein Gleichheitszeichen verbunden sind.\n",
+        ),
+        (
+            "## Tentukan nilai x\n\nPindahkan semua suku ke ruas kiri.\n",
+            "## Persamaan\n\nKalimat terbuka yang memuat tanda sama dengan.\n",
+        ),
+        (
+            "## Calcula la pendiente\n\nDivide el cambio vertical entre el horizontal.\n",
+            "## Pendiente\n\nLa inclinación de una recta.\n",
+        ),
+        (
+            "## Calculez la pente\n\nDivisez la variation verticale par l'horizontale.\n",
+            "## Pente\n\nL'inclinaison d'une droite.\n",
+        ),
+    ] {
+        let notes = format!("{task}\n{concept}");
+        let cs = OfflineExtractor::default()
+            .extract("n.md", std::slice::from_ref(&notes))
+            .unwrap();
+        let want = concept
+            .trim_start_matches("## ")
+            .split('\n')
+            .next()
+            .unwrap();
+        assert_eq!(names(&cs), vec![want], "{notes}");
+    }
+}
+
 /// The sample files' definitions are whole sentences: hard-wrapped lines are
 /// joined, and "e.g." does not end a sentence.
 #[test]

@@ -352,11 +352,9 @@ impl Reader {
     fn heading_concept(&mut self, h: &Heading) {
         let Some(body) = &h.body else { return };
         let (term, aliases) = split_name(&h.title);
-        let first = canonical_key(&term);
-        let first = first.split(' ').next().unwrap_or_default();
         if validate_name(&term).is_err()
             || lexicon::is_glossary_title(&term)
-            || lexicon::is_instruction_verb(first)
+            || lexicon::is_task_heading(&term)
         {
             return;
         }

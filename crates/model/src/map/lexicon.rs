@@ -95,12 +95,18 @@ static FUNCTION: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
 });
 
 static CONTENT: LazyLock<BTreeSet<String>> = LazyLock::new(|| lowercased(&CONTENT_VERBS));
-static INSTRUCTION: LazyLock<BTreeSet<String>> = LazyLock::new(|| {
-    INSTRUCTIONS
-        .iter()
-        .flat_map(|f| entries(f))
-        .map(canonical_key)
-        .collect()
+/// Task verbs as canonical keys: those that open a heading ("solve"), and
+/// those written `* lösen` that close one ("Gleichungen lösen").
+static INSTRUCTION: LazyLock<(BTreeSet<String>, BTreeSet<String>)> = LazyLock::new(|| {
+    let mut opening = BTreeSet::new();
+    let mut closing = BTreeSet::new();
+    for e in INSTRUCTIONS.iter().flat_map(|f| entries(f)) {
+        match e.strip_prefix('*') {
+            Some(verb) => closing.insert(canonical_key(verb)),
+            None => opening.insert(canonical_key(e)),
+        };
+    }
+    (opening, closing)
 });
 static ABBREVIATION: LazyLock<BTreeSet<String>> = LazyLock::new(|| lowercased(&ABBREVIATIONS));
 static NAMERS: LazyLock<Vec<Vec<String>>> = LazyLock::new(|| {
@@ -204,10 +210,15 @@ pub fn is_content_verb(word: &str) -> bool {
     CONTENT.contains(&word.to_lowercase())
 }
 
-/// Does this word (compared canonically) open a heading that is a task
-/// ("Solve …", "Representing …", "Calcular …") in some language?
-pub fn is_instruction_verb(word: &str) -> bool {
-    INSTRUCTION.contains(&canonical_key(word))
+/// Is this heading a task in some language: opened by a task verb ("Solve
+/// …", "Representing …", "Calcola …", "Tentukan …"), or closed by one where
+/// the language puts the verb last ("Gleichungen lösen")?
+pub fn is_task_heading(heading: &str) -> bool {
+    let key = canonical_key(heading);
+    let mut words = key.split(' ').filter(|w| !w.is_empty());
+    let (opening, closing) = &*INSTRUCTION;
+    words.next().is_some_and(|w| opening.contains(w))
+        || words.next_back().is_some_and(|w| closing.contains(w))
 }
 
 /// Is `word` (lowercased, without its final dot) an abbreviation whose dot
@@ -309,6 +320,41 @@ mod tests {
             "Section size",
         ] {
             assert_eq!(section_title(t), None, "{t}");
+        }
+    }
+
+    #[test]
+    fn task_headings_in_every_language() {
+        for t in [
+            "Solve Equations with Fractions",
+            "Representing Linear Functions",
+            "Resuelve ecuaciones lineales",
+            "Calcula el área",
+            "Gleichungen lösen",
+            "Lineare Gleichungen mit zwei Variablen lösen",
+            "Berechne den Umfang",
+            "Risolvi le equazioni",
+            "Calcoliamo la pendenza",
+            "Tentukan nilai x",
+            "Hitunglah luas segitiga",
+            "Résolvez l'équation",
+            "Calculez la pente",
+            "Resolva a equação",
+            "أوجد قيمة س",
+        ] {
+            assert!(is_task_heading(t), "{t}");
+        }
+        for t in [
+            "Osmosis",
+            "Linear equations",
+            "Lösungen",
+            "Das Lösen von Salzen im Wasser", // a closing verb must end it
+            "Cell membrane",
+            "Trace elements",
+            "Persamaan linear",
+            "Equazioni di secondo grado",
+        ] {
+            assert!(!is_task_heading(t), "{t}");
         }
     }
 
