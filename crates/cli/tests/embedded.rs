@@ -313,6 +313,56 @@ fn the_default_finds_english_answers_to_questions_in_four_languages() {
     );
 }
 
+/// A German learner's subject, in German: a question matches the episode
+/// that answers it, and not those on other subjects, which e5 puts closer to
+/// a German question (0.81–0.82) than to an English one; German's own floor
+/// stops them where the default one would not.
+#[test]
+fn a_german_question_matches_no_german_episode_on_another_subject() {
+    if let Err(e) = tm_embed::E5::load_default(None) {
+        println!("skipped: the e5 model cannot be had here ({e})");
+        return;
+    }
+    let lines = [
+        r#"{"type": "subject", "learner": "lin", "subject": "general-science", "title": "Naturwissenschaften", "language": "de"}"#,
+        r#"{"id": "t1", "type": "tutor", "at": "2026-10-01T09:00:00Z", "text": "Bei der Photosynthese wandeln Pflanzen Licht in chemische Energie um."}"#,
+        r#"{"id": "t2", "type": "tutor", "at": "2026-10-02T09:00:00Z", "text": "Die Steigung ist der Höhenunterschied geteilt durch den waagerechten Abstand."}"#,
+        r#"{"id": "t3", "type": "tutor", "at": "2026-10-03T09:00:00Z", "text": "Wasser kocht auf Meereshöhe bei 100 Grad."}"#,
+        r#"{"id": "t4", "type": "tutor", "at": "2026-10-04T09:00:00Z", "text": "Newtons zweites Gesetz: Kraft ist Masse mal Beschleunigung."}"#,
+        r#"{"id": "t5", "type": "tutor", "at": "2026-10-05T09:00:00Z", "text": "Die Französische Revolution begann 1789."}"#,
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let history = dir.path().join("wissen.jsonl");
+    std::fs::write(&history, lines.join("\n") + "\n").unwrap();
+    let db = dir.path().join("de.db");
+    common::succeeded(
+        &["import"],
+        unnamed(&db).arg("import").arg(&history).output().unwrap(),
+    );
+    for (question, answer) in [
+        ("Wie funktioniert die Photosynthese?", "Photosynthese"),
+        ("Wie berechnet man die Steigung?", "Steigung"),
+    ] {
+        let (json, _) = recalled(&mut unnamed(&db), question);
+        let texts: Vec<&str> = json["ranked"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|r| r["episode"]["text"].as_str())
+            .collect();
+        assert!(
+            texts.first().is_some_and(|t| t.contains(answer)),
+            "{question:?} found {texts:?}"
+        );
+        for elsewhere in ["Wasser kocht", "Newtons", "Revolution"] {
+            assert!(
+                !texts.iter().any(|t| t.contains(elsewhere)),
+                "{question:?} matched the episode on {elsewhere:?}: {texts:?}"
+            );
+        }
+    }
+}
+
 /// A store made with MiniLM (the default until issue 45) keeps it when
 /// opened with nothing named, and says so and how to move it: its vectors are
 /// never ranked against a question embedded by the new default.

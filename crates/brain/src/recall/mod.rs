@@ -14,7 +14,7 @@ use serde::Serialize;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
-use tm_embed::Embedder;
+use tm_embed::{Embedder, LanguageFloors};
 use tm_model::episodes::Episode;
 use tm_model::episodes::Kind;
 use tm_model::recall::{
@@ -244,6 +244,23 @@ impl Recaller {
             keys: Mutex::new(HashMap::default()),
             checks_read: Mutex::new(HashMap::default()),
             last_embed_us: AtomicU64::new(u64::MAX),
+        }
+    }
+
+    /// The thresholds for a question in `lang`, with the embedder's route
+    /// floor for that language where it has its own
+    /// ([`tm_embed::Calibration::in_language`]), and that language's match
+    /// floor for texts in it.
+    fn params_in(&self, lang: Option<&str>) -> (RecallParams, Option<LanguageFloors>) {
+        match self.embedder.calibration().in_language(lang) {
+            Some(own) => (
+                RecallParams {
+                    route_floor: own.route_floor,
+                    ..self.params
+                },
+                Some(own).filter(|o| o.match_floor > self.params.semantic_floor),
+            ),
+            None => (self.params, None),
         }
     }
 
@@ -518,6 +535,7 @@ impl Recaller {
     /// Returns all routed keys and, separately, those reached by vector only.
     fn route(
         &self,
+        params: &RecallParams,
         store: &dyn Reader,
         subject: &Subject,
         question: &str,
@@ -540,7 +558,7 @@ impl Recaller {
                     .zip(names.data.chunks_exact(names.dim))
                     .map(|(k, v)| (k.clone(), tm_embed::cosine(qv, v)))
                     .collect();
-                for k in self.params.route_by_vector(&scored) {
+                for k in params.route_by_vector(&scored) {
                     if !routed.contains(&k) {
                         routed.push(k.clone());
                         by_vector.push(k);
@@ -650,6 +668,7 @@ impl Recaller {
             question_present,
             ids,
             lexical,
+            lang: lang.map(str::to_string),
             ms: ms(t1),
         })
     }
@@ -672,9 +691,11 @@ impl Recaller {
             question_present,
             mut ids,
             lexical,
+            lang,
             ms: pools_ms,
         } = pools;
-        let (routed, routed_by_vector) = self.route(store, subject, q.question, qvec)?;
+        let (params, own_floor) = self.params_in(lang.as_deref());
+        let (routed, routed_by_vector) = self.route(&params, store, subject, q.question, qvec)?;
         let concept_hits: HashSet<i64> = store
             .concept_ids(subject, &routed, POOL_LIMIT)?
             .into_iter()
@@ -718,7 +739,7 @@ impl Recaller {
         // question and itself, for each candidate's centred cosine.
         let centre = qvec
             .filter(|_| !scanned.is_empty())
-            .zip(vectors.centre(self.params.centred_share, self.params.centred_from))
+            .zip(vectors.centre(params.centred_share, params.centred_from))
             .map(|(qv, m)| (tm_embed::cosine(qv, &m), tm_embed::cosine(&m, &m), m));
         let mut candidates = Vec::with_capacity(derived.len());
         for d in &derived {
@@ -735,7 +756,7 @@ impl Recaller {
             let centred = centre
                 .as_ref()
                 .zip(place)
-                .filter(|_| semantic >= self.params.semantic_floor)
+                .filter(|_| semantic >= params.semantic_floor)
                 .and_then(|((qm, mm, m), place)| {
                     let dm = tm_embed::cosine_halves(m, vectors.at(place)?);
                     Some(centred_cosine(semantic, *qm, dm, *mm))
@@ -756,6 +777,9 @@ impl Recaller {
                 long: d.long,
             });
         }
+        if let Some(own) = own_floor {
+            own_language_floor(store, subject, &mut candidates, params.semantic_floor, own)?;
+        }
         let pools_ms = pools_ms + ms(t1);
 
         let t2 = Instant::now();
@@ -765,7 +789,7 @@ impl Recaller {
             question_present,
             window.as_ref().map(|w| (w.from, w.to)),
             q.at,
-            &self.params,
+            &params,
             q.limit,
         );
         let winners: Vec<i64> = outcome.ranked.iter().map(|r| r.candidate.id).collect();
@@ -990,6 +1014,39 @@ impl Recaller {
     }
 }
 
+/// A candidate in the question's own language matches by meaning from that
+/// language's floor, not the default one: in some languages texts on
+/// unrelated matters sit closer together (`tm_embed::LanguageFloors`). Only
+/// those between the two floors are read, so a question in a language
+/// without floors of its own, or a candidate across languages, costs nothing.
+fn own_language_floor(
+    store: &dyn Reader,
+    subject: &Subject,
+    candidates: &mut [Candidate],
+    default: f32,
+    own: LanguageFloors,
+) -> Result<()> {
+    let between: Vec<i64> = candidates
+        .iter()
+        .filter(|c| (default..own.match_floor).contains(&c.semantic))
+        .map(|c| c.id)
+        .collect();
+    if between.is_empty() {
+        return Ok(());
+    }
+    let own: HashSet<i64> = store
+        .texts(subject, &between)?
+        .into_iter()
+        .filter(|(_, text)| tm_model::lang::stem::language_of(text) == Some(own.lang))
+        .map(|(id, _)| id)
+        .collect();
+    for c in candidates.iter_mut().filter(|c| own.contains(&c.id)) {
+        c.semantic = 0.0;
+        c.centred = None;
+    }
+    Ok(())
+}
+
 /// What [`Recaller::lexical_pools`] gathers before the question's vector is needed.
 struct LexicalPools {
     window: Option<Window>,
@@ -1000,6 +1057,8 @@ struct LexicalPools {
     ids: Vec<i64>,
     /// Each full-text hit's BM25 relative to the pool's best.
     lexical: HashMap<i64, f32>,
+    /// The question's language by its words, else the subject's.
+    lang: Option<String>,
     /// Milliseconds these pools took (a part of `RecallResult::pools_ms`).
     ms: f64,
 }
