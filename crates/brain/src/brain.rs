@@ -574,18 +574,25 @@ impl Brain {
     }
 
     /// Embeds every episode and current passage of the subject that has no
-    /// vector from this brain's embedder (a store made with another one);
-    /// returns how many episodes.
+    /// vector from this brain's embedder (a store made with another one),
+    /// committing as it goes (a run stopped midway resumes where it
+    /// stopped), then verifies the subject's vectors
+    /// ([`Recaller::verify_vectors`]).
     pub fn reembed(
         &self,
         subject: &Subject,
         progress: &mut dyn FnMut(usize, usize),
-    ) -> Result<usize> {
+    ) -> Result<Reembedded> {
         let recaller = self.recaller()?;
         self.pool.with(|s| {
-            let n = recaller.embed_missing(s, subject, progress)?;
+            let embedded = recaller.embed_missing(s, subject, progress)?;
             crate::passages::embed_missing(s, recaller.embedder(), subject, &mut |_| {})?;
-            Ok(n)
+            let (vectors, compared) = recaller.verify_vectors(&*s, subject)?;
+            Ok(Reembedded {
+                embedded,
+                vectors,
+                compared,
+            })
         })
     }
 
@@ -1143,6 +1150,18 @@ fn live_first(subjects: Vec<Subject>) -> Vec<Subject> {
         }
     }
     newest.into_values().collect()
+}
+
+/// What a reembed did, and what its check found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Reembedded {
+    /// Episodes embedded by this run (a resumed run: the rest).
+    pub embedded: usize,
+    /// The subject's episode vectors afterwards, every one from the
+    /// brain's embedder.
+    pub vectors: usize,
+    /// How many of them were embedded again and found alike.
+    pub compared: usize,
 }
 
 /// What an erasure did.

@@ -27,7 +27,7 @@ pub mod record;
 pub mod report;
 pub mod turn;
 
-pub use brain::{Brain, EmbedderSource, Erased, Scope};
+pub use brain::{Brain, EmbedderSource, Erased, Reembedded, Scope};
 
 /// Everything that can go wrong while recording, recalling or reporting.
 ///

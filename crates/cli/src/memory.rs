@@ -369,13 +369,17 @@ pub fn reembed(brain: &Brain, a: ReembedArgs, named: Option<&str>) -> Result<Exi
     };
     for s in subjects {
         let progress = bar("embedding [{bar:40}] {pos}/{len} episodes");
-        let n = brain.reembed(&s, &mut |done, total| advance(&progress, done, total));
+        let r = brain.reembed(&s, &mut |done, total| advance(&progress, done, total));
         progress.finish_and_clear();
+        let r = r?;
         println!(
-            "{}: {} episodes embedded with {}",
+            "{}: {} episodes embedded with {}; verified: all {} of its episode vectors are from it, \
+             and {} of them embedded again point the same way",
             s.key,
-            n?,
-            brain.embedder_name()?
+            r.embedded,
+            brain.embedder_name()?,
+            r.vectors,
+            r.compared
         );
     }
     Ok(ExitCode::SUCCESS)

@@ -211,7 +211,7 @@ pub fn run(args: &Options, progress: super::Progress) -> Result<()> {
     let mut embedded = 0;
     for s in &subjects {
         let mut tick = progress("embedding", "episodes");
-        embedded += brain.reembed(s, &mut |d, n| tick(d, n))?;
+        embedded += brain.reembed(s, &mut |d, n| tick(d, n))?.embedded;
         drop(tick);
     }
     scratch.settle()?;

@@ -339,6 +339,51 @@ impl Recaller {
         Ok(done)
     }
 
+    /// Checks a subject's vectors after [`Recaller::embed_missing`]: every
+    /// episode has one from this embedder (a vector replaces another
+    /// model's), and those of its oldest, middle and newest episode point
+    /// where the embedder puts their text now. Returns how many vectors and
+    /// how many were embedded again to compare.
+    pub fn verify_vectors(&self, store: &dyn Reader, subject: &Subject) -> Result<(usize, usize)> {
+        let name = self.embedder.name();
+        let missing = store.count_missing_vectors(subject, name)?;
+        if missing > 0 {
+            return Err(Error::Internal(format!(
+                "{missing} episodes of {} still have no vector from {name}",
+                subject.key
+            )));
+        }
+        let vectors = self.vectors(store, subject)?;
+        let mut ids: Vec<i64> = vectors.index.keys().copied().collect();
+        ids.sort_unstable();
+        let mut sample: Vec<i64> = [ids.first(), ids.get(ids.len() / 2), ids.last()]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        sample.dedup();
+        if sample.is_empty() {
+            return Ok((0, 0));
+        }
+        let texts = store.texts(subject, &sample)?;
+        let embedded = self
+            .embedder
+            .embed(&texts.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>())
+            .map_err(|e| Error::Embed(e.to_string()))?;
+        for ((id, _), now) in texts.iter().zip(&embedded) {
+            let stored = vectors.index.get(id).and_then(|p| vectors.at(*p));
+            let agree = stored.map(|v| tm_embed::cosine_halves(now, v));
+            if agree.is_none_or(|c| c < SAME_VECTOR) {
+                return Err(Error::Internal(format!(
+                    "the stored vector of episode {id} of {} is not what {name} gives for its text \
+                     (cosine {agree:?})",
+                    subject.key
+                )));
+            }
+        }
+        Ok((ids.len(), texts.len()))
+    }
+
     fn vectors(&self, store: &dyn Reader, subject: &Subject) -> Result<Arc<VectorSet>> {
         let name = self.embedder.name().to_string();
         let key = (subject.id, name.clone());
@@ -1046,6 +1091,11 @@ fn own_language_floor(
     }
     Ok(())
 }
+
+/// The cosine at or above which a stored vector is the one its embedder
+/// gives for the text now: stored as halves, a vector keeps a cosine of
+/// 0.9999 or more with itself.
+const SAME_VECTOR: f32 = 0.999;
 
 /// What [`Recaller::lexical_pools`] gathers before the question's vector is needed.
 struct LexicalPools {

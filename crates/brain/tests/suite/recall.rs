@@ -480,6 +480,12 @@ fn a_reembed_stopped_midway_resumes_where_it_stopped() {
         ]
     );
     let working = Recaller::new(Arc::new(Renamed(HashEmbedder::new())));
+    let err = working.verify_vectors(&*store, &subject).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("788 episodes of ana/cells still have no vector from another-model"),
+        "{err}"
+    );
     assert_eq!(
         working
             .embed_missing(&mut *store, &subject, &mut |_, _| {})
@@ -496,6 +502,33 @@ fn a_reembed_stopped_midway_resumes_where_it_stopped() {
             .count_missing_vectors(&subject, "another-model")
             .unwrap(),
         0
+    );
+    assert_eq!(
+        working.verify_vectors(&*store, &subject).unwrap(),
+        (1300, 3),
+        "every vector is the model's; the oldest, middle and newest embedded again alike"
+    );
+    // A vector stored under the model's name that is not what the model
+    // gives for its episode's text (the newest's, here) fails the check.
+    let oldest = store
+        .episodes_missing_vectors(&subject, "nobody", 1)
+        .unwrap();
+    let newest = 1299;
+    let (newest_id, _) = store
+        .episodes_missing_vectors(&subject, "nobody", 1300)
+        .unwrap()
+        .swap_remove(newest);
+    let wrong = tm_embed::Embedder::embed(&HashEmbedder::new(), &[&oldest[0].1]).unwrap();
+    tm_store::StoreExt::write(&mut *store, |tx| {
+        tx.put_vectors(&subject, "another-model", &[(newest_id, wrong[0].clone())])
+    })
+    .unwrap();
+    let err = working.verify_vectors(&*store, &subject).unwrap_err();
+    assert!(
+        err.to_string().contains(&format!(
+            "the stored vector of episode {newest_id} of ana/cells"
+        )),
+        "{err}"
     );
 }
 
