@@ -441,6 +441,158 @@ mod cases {
             route: "Enzim",
             wrong_route: "Kemiringan",
         },
+        Own {
+            lang: "fr",
+            question: "Qu'est-ce que l'osmose ?",
+            answer: "L'osmose est le passage de l'eau à travers une membrane semi-perméable.",
+            elsewhere: &[
+                "La Révolution française a commencé en 1789.",
+                "Quiz sur les fractions : 7 sur 10.",
+                "Comment résoudre 3x + 5 = 20 ?",
+            ],
+            nearby: &[],
+            route: "Osmose",
+            wrong_route: "Noyau",
+        },
+        Own {
+            lang: "fr",
+            question: "Comment fonctionne la photosynthèse ?",
+            answer: "Pendant la photosynthèse, les plantes transforment la lumière en énergie chimique.",
+            elsewhere: &[
+                "La pente d'une droite est la variation verticale sur la variation horizontale.",
+                "L'eau bout à 100 degrés au niveau de la mer.",
+                "La deuxième loi de Newton : la force est égale à la masse fois l'accélération.",
+            ],
+            nearby: &[],
+            route: "Photosynthèse",
+            wrong_route: "Mitochondries",
+        },
+        Own {
+            lang: "fr",
+            question: "Où me suis-je trompé sur les enzymes ?",
+            answer: "Vérification sur les enzymes : fausse. Il a dit que les enzymes s'usent.",
+            elsewhere: &[
+                "La deuxième loi de Newton : la force est égale à la masse fois l'accélération.",
+            ],
+            nearby: &[
+                "Les ribosomes fabriquent des protéines à partir d'acides aminés.",
+                "Demain j'ai l'examen de biologie.",
+            ],
+            route: "Enzyme",
+            wrong_route: "Pente",
+        },
+        Own {
+            lang: "fr",
+            question: "Comment calcule-t-on la pente ?",
+            answer: "La pente est la variation verticale divisée par la variation horizontale.",
+            elsewhere: &[
+                "Les plantes absorbent l'eau par leurs racines.",
+                "Les ribosomes fabriquent des protéines.",
+            ],
+            nearby: &[],
+            route: "Pente",
+            wrong_route: "Osmose",
+        },
+        Own {
+            lang: "pt",
+            question: "O que é a osmose?",
+            answer: "A osmose é a passagem da água através de uma membrana semipermeável.",
+            elsewhere: &[
+                "A Revolução Francesa começou em 1789.",
+                "Teste de frações: 7 de 10.",
+                "Como resolvo 3x + 5 = 20?",
+            ],
+            nearby: &[],
+            route: "Osmose",
+            wrong_route: "Núcleo",
+        },
+        Own {
+            lang: "pt",
+            question: "Como funciona a fotossíntese?",
+            answer: "Na fotossíntese, as plantas transformam a luz em energia química.",
+            elsewhere: &[
+                "A inclinação de uma reta é a variação vertical sobre a horizontal.",
+                "A água ferve a 100 graus ao nível do mar.",
+                "A segunda lei de Newton: força é igual a massa vezes aceleração.",
+            ],
+            nearby: &[],
+            route: "Fotossíntese",
+            wrong_route: "Mitocôndrias",
+        },
+        Own {
+            lang: "pt",
+            question: "Onde errei sobre as enzimas?",
+            answer: "Verificação sobre enzimas: errada. Disse que as enzimas se gastam.",
+            elsewhere: &["A segunda lei de Newton: força é igual a massa vezes aceleração."],
+            nearby: &[
+                "Os ribossomos fabricam proteínas a partir de aminoácidos.",
+                "Amanhã tenho a prova de biologia.",
+            ],
+            route: "Enzima",
+            wrong_route: "Inclinação",
+        },
+        Own {
+            lang: "pt",
+            question: "Como se calcula a inclinação?",
+            answer: "A inclinação é a variação vertical dividida pela variação horizontal.",
+            elsewhere: &[
+                "As plantas absorvem água pelas raízes.",
+                "Os ribossomos fabricam proteínas.",
+            ],
+            nearby: &[],
+            route: "Inclinação",
+            wrong_route: "Osmose",
+        },
+        Own {
+            lang: "ar",
+            question: "ما هي الخاصية الأسموزية؟",
+            answer: "الخاصية الأسموزية هي انتقال الماء عبر غشاء شبه منفذ.",
+            elsewhere: &[
+                "بدأت الثورة الفرنسية عام 1789.",
+                "اختبار الكسور: 7 من 10.",
+                "كيف أحل 3س + 5 = 20؟",
+            ],
+            nearby: &[],
+            route: "الخاصية الأسموزية",
+            wrong_route: "النواة",
+        },
+        Own {
+            lang: "ar",
+            question: "كيف يعمل البناء الضوئي؟",
+            answer: "في البناء الضوئي تحول النباتات الضوء إلى طاقة كيميائية.",
+            elsewhere: &[
+                "ميل الخط المستقيم هو التغير الرأسي على التغير الأفقي.",
+                "يغلي الماء عند 100 درجة عند مستوى سطح البحر.",
+                "قانون نيوتن الثاني: القوة تساوي الكتلة في التسارع.",
+            ],
+            nearby: &[],
+            route: "البناء الضوئي",
+            wrong_route: "الميتوكوندريا",
+        },
+        Own {
+            lang: "ar",
+            question: "أين أخطأت في الإنزيمات؟",
+            answer: "سؤال عن الإنزيمات: خطأ. قال إن الإنزيمات تستهلك.",
+            elsewhere: &["قانون نيوتن الثاني: القوة تساوي الكتلة في التسارع."],
+            nearby: &[
+                "تصنع الريبوسومات البروتينات من الأحماض الأمينية.",
+                "غدا عندي امتحان الأحياء.",
+            ],
+            route: "الإنزيم",
+            wrong_route: "الميل",
+        },
+        Own {
+            lang: "ar",
+            question: "كيف نحسب الميل؟",
+            answer: "الميل هو التغير الرأسي مقسوما على التغير الأفقي.",
+            elsewhere: &[
+                "تمتص النباتات الماء من خلال جذورها.",
+                "تصنع الريبوسومات البروتينات.",
+            ],
+            nearby: &[],
+            route: "الميل",
+            wrong_route: "الخاصية الأسموزية",
+        },
     ];
 
     /// English pairs on other subjects that stand at or above English's
@@ -538,7 +690,8 @@ fn the_e5_thresholds_separate_the_named_cases() {
 }
 
 /// The floors of each language, on a learner's questions and episodes in
-/// English, Spanish, German, Italian and Indonesian: an answer in the
+/// English, Spanish, German, Italian, Indonesian, French, Portuguese and
+/// Arabic: an answer in the
 /// question's language matches, an episode on another subject does not, one
 /// on another matter of the subject ranks below the answer, and the question
 /// routes to its concept and not to another.
@@ -547,7 +700,7 @@ fn each_language_floor_separates_its_own_named_cases() {
     let Some(m) = model() else { return };
     let cal = m.calibration();
     let q = |a: &str, b: &str| cosine(&m.embed_query(a).unwrap(), &m.embed_one(b).unwrap());
-    for lang in ["en", "es", "de", "it", "id"] {
+    for lang in ["en", "es", "de", "it", "id", "fr", "pt", "ar"] {
         let own = cal.in_language(Some(lang));
         let floor = own.map_or(cal.match_floor, |o| o.match_floor);
         let route_floor = own.map_or(cal.route_floor, |o| o.route_floor);

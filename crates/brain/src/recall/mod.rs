@@ -1061,9 +1061,10 @@ impl Recaller {
 
 /// A candidate in the question's own language matches by meaning from that
 /// language's floor, not the default one: in some languages texts on
-/// unrelated matters sit closer together (`tm_embed::LanguageFloors`). Only
-/// those between the two floors are read, so a question in a language
-/// without floors of its own, or a candidate across languages, costs nothing.
+/// unrelated matters sit closer together (`tm_embed::LanguageFloors`). A
+/// text's language is told by its stop words, else it is the subject's.
+/// Only those between the two floors are read, so a question in a language
+/// without floors of its own costs nothing.
 fn own_language_floor(
     store: &dyn Reader,
     subject: &Subject,
@@ -1079,10 +1080,18 @@ fn own_language_floor(
     if between.is_empty() {
         return Ok(());
     }
+    let subject_lang = subject
+        .language
+        .as_deref()
+        .and_then(|l| l.split(['-', '_']).next());
     let own: HashSet<i64> = store
         .texts(subject, &between)?
         .into_iter()
-        .filter(|(_, text)| tm_model::lang::stem::language_of(text) == Some(own.lang))
+        .filter(|(_, text)| {
+            tm_model::lang::stem::language_of(text)
+                .or(subject_lang)
+                .is_some_and(|l| l.eq_ignore_ascii_case(own.lang))
+        })
         .map(|(id, _)| id)
         .collect();
     for c in candidates.iter_mut().filter(|c| own.contains(&c.id)) {
