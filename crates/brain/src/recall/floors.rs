@@ -32,13 +32,13 @@ pub(super) fn own_language_floor(
     let subject_lang = subject
         .language
         .as_deref()
-        .and_then(|l| l.split(['-', '_']).next());
+        .map(tm_model::lang::primary_subtag);
     let own: HashSet<i64> = store
         .texts(subject, &between)?
         .into_iter()
         .filter(|(_, text)| {
             tm_model::lang::stem::language_of(text)
-                .or(subject_lang)
+                .or(subject_lang.as_deref())
                 .is_some_and(|l| l.eq_ignore_ascii_case(own.lang))
         })
         .map(|(id, _)| id)

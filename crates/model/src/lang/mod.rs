@@ -15,6 +15,14 @@ pub use canonical::canonical_key;
 /// The languages every word list covers (BCP 47 primary subtags).
 pub const LANGS: [&str; 8] = ["en", "es", "de", "it", "id", "fr", "pt", "ar"];
 
+/// The primary subtag of a BCP 47 tag, lowercased: "pt-BR" and "pt_br" → "pt".
+pub fn primary_subtag(tag: &str) -> String {
+    tag.split(['-', '_'])
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
 /// The entries of one data file: trimmed, non-empty lines with `#` comments removed.
 pub fn entries(file: &'static str) -> impl Iterator<Item = &'static str> {
     file.lines()
@@ -39,5 +47,21 @@ pub fn capitalise(s: &str) -> String {
     match c.next() {
         Some(f) if f.is_lowercase() => f.to_uppercase().chain(c).collect(),
         _ => s.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_tag_s_primary_subtag_is_its_first_part_lowercased() {
+        for (tag, primary) in [
+            ("pt-BR", "pt"),
+            ("pt_br", "pt"),
+            ("DE", "de"),
+            ("ar", "ar"),
+            ("", ""),
+        ] {
+            assert_eq!(super::primary_subtag(tag), primary, "{tag}");
+        }
     }
 }

@@ -78,7 +78,7 @@ pub fn language_of(text: &str) -> Option<&'static str> {
 /// or a longer tag such as `pt-BR`), if there is one.
 fn stemmer(lang: &str) -> Option<&'static Stemmer> {
     static STEMMERS: OnceLock<Vec<(&'static str, Option<Stemmer>)>> = OnceLock::new();
-    let primary = lang.split(['-', '_']).next()?.to_ascii_lowercase();
+    let primary = super::primary_subtag(lang);
     let all = STEMMERS.get_or_init(|| {
         LANGS
             .iter()

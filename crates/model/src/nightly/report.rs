@@ -133,12 +133,7 @@ pub struct Labels {
 
 impl Labels {
     pub fn for_language(lang: Option<&str>) -> Labels {
-        let primary = lang
-            .unwrap_or("en")
-            .split(['-', '_'])
-            .next()
-            .unwrap_or("en")
-            .to_ascii_lowercase();
+        let primary = crate::lang::primary_subtag(lang.unwrap_or("en"));
         Labels {
             own: table(&primary),
             en: table("en"),
