@@ -458,18 +458,7 @@ impl E5 {
 
     /// Vectors of `texts`, each prefixed `prefix` (`query: ` or `passage: `).
     pub fn embed_with(&self, prefix: &str, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
-        let window = self.max_positions - 2;
-        // Every text's windows of content tokens.
-        let mut windows: Vec<(usize, Vec<u32>)> = Vec::new();
-        for (i, t) in texts.iter().enumerate() {
-            let ids = self.tokenizer.content(&format!("{prefix}{t}"))?;
-            if ids.is_empty() {
-                windows.push((i, Vec::new()));
-            }
-            for chunk in ids.chunks(window) {
-                windows.push((i, chunk.to_vec()));
-            }
-        }
+        let windows = self.windows(prefix, texts)?;
         let mut order: Vec<usize> = (0..windows.len()).collect();
         order.sort_by_key(|&w| windows[w].1.len());
         let mut sums = vec![vec![0f32; self.hidden]; texts.len()];
@@ -497,6 +486,38 @@ impl E5 {
                 v
             })
             .collect())
+    }
+
+    /// Every text's windows of content tokens (at most what the positions
+    /// allow, `<s>` and `</s>` aside), each with the index of its text; a text
+    /// with no tokens has one empty window.
+    fn windows(&self, prefix: &str, texts: &[&str]) -> Result<Vec<(usize, Vec<u32>)>> {
+        let window = self.max_positions - 2;
+        let mut windows = Vec::new();
+        for (i, t) in texts.iter().enumerate() {
+            let ids = self.tokenizer.content(&format!("{prefix}{t}"))?;
+            if ids.is_empty() {
+                windows.push((i, Vec::new()));
+            }
+            for chunk in ids.chunks(window) {
+                windows.push((i, chunk.to_vec()));
+            }
+        }
+        Ok(windows)
+    }
+
+    /// The tokens and multiply-adds [`E5::embed_with`] spends on `text`: its
+    /// windows' tokens with `<s>` and `</s>`, and their passes' multiply-adds
+    /// ([`crate::encoder::Encoder::multiply_adds`]). For what a machine's
+    /// arithmetic allows at the least (`examples/e5_floor.rs`).
+    pub fn work(&self, prefix: &str, text: &str) -> Result<(usize, u64)> {
+        Ok(self
+            .windows(prefix, &[text])?
+            .iter()
+            .map(|(_, ids)| ids.len() + 2)
+            .fold((0, 0), |(t, m), n| {
+                (t + n, m + self.encoder.multiply_adds(n))
+            }))
     }
 
     /// The mean of the last hidden states over `<s>`, the content and `</s>`

@@ -258,6 +258,24 @@ impl Encoder {
         self.pooled(x, lens)
     }
 
+    /// The multiply-adds of one text of `tokens` rows through every layer: the
+    /// four products a token, and attention's two (`Q·Kᵀ`, then the weights
+    /// times `V`), which grow with the square of the text. What a pass cannot do
+    /// with fewer, whatever the machine.
+    pub fn multiply_adds(&self, tokens: usize) -> u64 {
+        let (n, h) = (tokens as u64, self.hidden as u64);
+        self.layers
+            .iter()
+            .map(|l| {
+                let per_token: u64 = [&l.qkv, &l.attn_out, &l.up, &l.down]
+                    .iter()
+                    .map(|p| (p.inputs * p.outputs) as u64)
+                    .sum();
+                n * per_token + 2 * n * n * h
+            })
+            .sum()
+    }
+
     fn pooled(&self, mut x: Vec<f32>, lens: &[usize]) -> Vec<Vec<f32>> {
         let h = self.hidden;
         let rows: usize = lens.iter().sum();

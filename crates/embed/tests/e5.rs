@@ -819,3 +819,20 @@ fn the_whole_subject_mean_taken_out_spreads_a_conversation() {
         }
     }
 }
+
+/// `work` counts what a pass does: each window's tokens with `<s>` and `</s>`,
+/// and for each window twelve layers of four products (1,769,472 multiply-adds a
+/// token at 384 wide and 1,536 inside) and attention's `2 · n² · 384`. A text
+/// longer than a window is two passes, not one of its whole length.
+#[test]
+fn work_counts_the_tokens_and_multiply_adds_of_each_pass() {
+    let Some(m) = model() else { return };
+    let pass = |n: u64| 12 * (n * 1_769_472 + 2 * n * n * 384);
+    let (tokens, macs) = m.work("query: ", "how do cells divide?").unwrap();
+    assert!((6..=12).contains(&tokens), "{tokens} tokens");
+    assert_eq!(macs, pass(tokens as u64));
+    let long = "cells divide ".repeat(250);
+    let (tokens, macs) = m.work("passage: ", &long).unwrap();
+    assert!(tokens > 512 && tokens <= 1024, "{tokens} tokens");
+    assert_eq!(macs, pass(512) + pass(tokens as u64 - 512));
+}
