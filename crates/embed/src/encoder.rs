@@ -9,7 +9,7 @@
 //! copy; the tokens of every text of a batch share each product, and attention runs
 //! per text over its own tokens, so nothing is padded. Large products (a batch of
 //! long episodes) are split by rows over the machine's threads, a question's by
-//! column blocks.
+//! column blocks, and a single text's attention by heads.
 //!
 //! The kernel is written once in plain Rust and compiled three times — for AVX-512,
 //! for AVX2 with FMA, and without either — and the machine's best is chosen at run
@@ -140,10 +140,24 @@ impl Linear {
     /// cleared first (clearing it, on the caller's thread, was serial work
     /// beside the threaded products).
     fn apply_into(&self, x: &[f32], rows: usize, out: &mut Vec<f32>) {
+        self.apply_then(x, rows, out, |_| {});
+    }
+
+    /// The same, then `then` on each part of the output as soon as its thread has
+    /// computed it (the GELU after `up`: on a question's column parts it runs on
+    /// every thread, not after them on one). `then` must work element by element.
+    fn apply_then(
+        &self,
+        x: &[f32],
+        rows: usize,
+        out: &mut Vec<f32>,
+        then: impl Fn(&mut [f32]) + Sync,
+    ) {
         sized(out, rows * self.outputs);
         let k = self.inputs;
+        let then = &then;
         match &self.w {
-            Weights::Half(w) => self.split(rows, out, |p: Part, o| {
+            Weights::Half(w) => self.split(rows, out, then, |p: Part, o| {
                 let m = Mat {
                     x: &x[p.r0 * k..],
                     xs: k,
@@ -156,7 +170,9 @@ impl Linear {
             }),
             Weights::Q4(w) => {
                 let q = Inputs::quantise(x, rows, k, split_by_rows(rows));
-                self.split(rows, out, |p: Part, o| w.product(&q, p, &self.b[p.c0..], o));
+                self.split(rows, out, then, |p: Part, o| {
+                    w.product(&q, p, &self.b[p.c0..], o)
+                });
             }
         }
     }
@@ -166,11 +182,19 @@ impl Linear {
     /// [`BLOCK`]) into `out` with row stride `p.os`: by chunks of rows over the
     /// threads for a batch; by column blocks for a few rows (a question) when the
     /// product is large enough, each thread into its own buffer; else at once.
-    fn split(&self, rows: usize, out: &mut [f32], part: impl Fn(Part, &mut [f32]) + Sync) {
+    /// `then` runs on each filled part, on the thread that filled it.
+    fn split(
+        &self,
+        rows: usize,
+        out: &mut [f32],
+        then: &(impl Fn(&mut [f32]) + Sync),
+        part: impl Fn(Part, &mut [f32]) + Sync,
+    ) {
         let width = self.outputs;
         if split_by_rows(rows) {
             by_rows(out, width, |o, r0| {
-                part(Part::every_column(r0, o.len() / width, width), o)
+                part(Part::every_column(r0, o.len() / width, width), o);
+                then(o);
             });
         } else if rows * self.inputs * width >= PARALLEL_MACS
             && width >= 2 * BLOCK
@@ -194,6 +218,7 @@ impl Linear {
                         },
                         &mut o,
                     );
+                    then(&mut o);
                     (c0, n, o)
                 })
                 .collect();
@@ -204,6 +229,7 @@ impl Linear {
             }
         } else {
             part(Part::every_column(0, rows, width), out);
+            then(out);
         }
     }
 }
@@ -281,14 +307,14 @@ impl Encoder {
         let rows: usize = lens.iter().sum();
         debug_assert_eq!(x.len(), rows * h);
         by_rows(&mut x, h, |part, _| {
-            layer_norm(part, &self.embed_norm, h, self.eps)
+            add_norm(part, None, &self.embed_norm, h, self.eps)
         });
-        // The residual sums, norms and GELU run by rows over the threads too (a
-        // batch's, serial, were a tenth of an import's time with one core idle).
+        // The residual sums and norms run by rows over the threads too (a
+        // batch's, serial, were a tenth of an import's time with one core idle);
+        // the GELU runs on each part of `up` where it was computed.
         let add_norm = |x: &mut [f32], y: &[f32], n: &Norm| {
             by_rows(x, h, |part, r0| {
-                add(part, &y[r0 * h..r0 * h + part.len()]);
-                layer_norm(part, n, h, self.eps);
+                add_norm(part, Some(&y[r0 * h..r0 * h + part.len()]), n, h, self.eps);
             });
         };
         // Each product's output, reused by every layer.
@@ -299,8 +325,7 @@ impl Encoder {
             self.attention(&qkv, lens, &mut ctx);
             l.attn_out.apply_into(&ctx, rows, &mut a);
             add_norm(&mut x, &a, &l.attn_norm);
-            l.up.apply_into(&x, rows, &mut mid);
-            by_rows(&mut mid, l.up.outputs, |part, _| gelu(part));
+            l.up.apply_then(&x, rows, &mut mid, gelu);
             l.down.apply_into(&mid, rows, &mut d);
             add_norm(&mut x, &d, &l.out_norm);
         }
@@ -338,16 +363,40 @@ impl Encoder {
         if rows >= PARALLEL_ROWS && lens.len() > 1 {
             parts
                 .into_par_iter()
-                .for_each(|(at, len, out)| self.attend(qkv, at, len, out));
+                .for_each(|(at, len, out)| self.attend(qkv, at, len, 0..self.heads, out, h));
+        } else if lens.len() == 1 && self.heads > 1 && rayon::current_num_threads() > 1 {
+            // One text (a question): its heads in two halves, one on each of two
+            // threads; the second half's into a buffer of its own, copied in after.
+            let hd = h / self.heads;
+            let half = self.heads / 2;
+            let (first, second) = (half * hd, (self.heads - half) * hd);
+            let mut theirs = vec![0f32; rows * second];
+            rayon::join(
+                || self.attend(qkv, 0, rows, 0..half, ctx, h),
+                || self.attend(qkv, 0, rows, half..self.heads, &mut theirs, second),
+            );
+            for (row, part) in ctx.chunks_exact_mut(h).zip(theirs.chunks_exact(second)) {
+                row[first..].copy_from_slice(part);
+            }
         } else {
             for (at, len, out) in parts {
-                self.attend(qkv, at, len, out);
+                self.attend(qkv, at, len, 0..self.heads, out, h);
             }
         }
     }
 
-    /// Attention of one text (`len` rows from row `at`) into `out`, `len × hidden`.
-    fn attend(&self, qkv: &[f32], at: usize, len: usize, out: &mut [f32]) {
+    /// Attention of `heads` over one text (`len` rows from row `at`): each head's
+    /// outputs side by side, the first head's at column 0 of `out`, whose rows are
+    /// `os` wide.
+    fn attend(
+        &self,
+        qkv: &[f32],
+        at: usize,
+        len: usize,
+        heads: std::ops::Range<usize>,
+        out: &mut [f32],
+        os: usize,
+    ) {
         let h = self.hidden;
         let hd = h / self.heads;
         let stride = 3 * h;
@@ -355,7 +404,8 @@ impl Encoder {
         let q = &qkv[at * stride..(at + len) * stride];
         let mut kt = vec![0f32; hd * len];
         let mut scores = vec![0f32; len * len];
-        for head in 0..self.heads {
+        let first = heads.start;
+        for head in heads {
             let (qo, ko, vo) = (head * hd, h + head * hd, 2 * h + head * hd);
             // Kᵀ of this head, [hd][len], so that Q·Kᵀ is a product like the others.
             for t in 0..len {
@@ -389,8 +439,8 @@ impl Encoder {
                     bias: None,
                 },
                 len,
-                &mut out[qo..],
-                h,
+                &mut out[(head - first) * hd..],
+                os,
             );
         }
     }
@@ -712,22 +762,75 @@ fn by_rows(x: &mut [f32], width: usize, f: impl Fn(&mut [f32], usize) + Sync) {
     }
 }
 
+#[inline(always)]
 fn add(x: &mut [f32], y: &[f32]) {
     for (a, b) in x.iter_mut().zip(y) {
         *a += b;
     }
 }
 
-/// Each row of `x` (width `h`) normalised to mean 0 and variance 1, then scaled and shifted.
-fn layer_norm(x: &mut [f32], n: &Norm, h: usize, eps: f32) {
+/// `y` added to `x` (when given), then each row of `x` (width `h`) normalised to
+/// mean 0 and variance 1, scaled and shifted: 256 bits wide where the machine has
+/// AVX2, 512 where it has AVX-512 (the same operations in the same order, so the
+/// same result as the portable loop). A question's norms run on one thread, between
+/// its products, so their width is its time.
+fn add_norm(x: &mut [f32], y: Option<&[f32]>, n: &Norm, h: usize, eps: f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { add_norm_avx512(x, y, n, h, eps) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { add_norm_avx2(x, y, n, h, eps) };
+        }
+    }
+    add_norm_lanes(x, y, n, h, eps)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn add_norm_avx512(x: &mut [f32], y: Option<&[f32]>, n: &Norm, h: usize, eps: f32) {
+    add_norm_lanes(x, y, n, h, eps)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn add_norm_avx2(x: &mut [f32], y: Option<&[f32]>, n: &Norm, h: usize, eps: f32) {
+    add_norm_lanes(x, y, n, h, eps)
+}
+
+#[inline(always)]
+fn add_norm_lanes(x: &mut [f32], y: Option<&[f32]>, n: &Norm, h: usize, eps: f32) {
+    if let Some(y) = y {
+        add(x, y);
+    }
     for row in x.chunks_exact_mut(h) {
-        let mean = row.iter().sum::<f32>() / h as f32;
-        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / h as f32;
+        let mean = lane_sum(row, |v| v) / h as f32;
+        let var = lane_sum(row, |v| (v - mean) * (v - mean)) / h as f32;
         let inv = 1.0 / (var + eps).sqrt();
         for ((v, w), b) in row.iter_mut().zip(&n.w).zip(&n.b) {
             *v = (*v - mean) * inv * w + b;
         }
     }
+}
+
+/// The sum of `f` over `row`, kept in sixteen running sums (one per lane) and
+/// added up at the end: a single running sum is one long chain of dependent
+/// additions, which no vector unit can share.
+#[inline(always)]
+fn lane_sum(row: &[f32], f: impl Fn(f32) -> f32) -> f32 {
+    const LANES: usize = 16;
+    let mut acc = [0f32; LANES];
+    let chunks = row.chunks_exact(LANES);
+    let rest: f32 = chunks.remainder().iter().map(|&v| f(v)).sum();
+    for c in chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a += f(v);
+        }
+    }
+    acc.iter().sum::<f32>() + rest
 }
 
 /// Softmax of `scale · row`, in place.
@@ -746,9 +849,15 @@ fn softmax(row: &mut [f32], scale: f32) {
 /// element, so the same result as the portable loop).
 fn gelu(x: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F.
-        return unsafe { gelu_avx512(x) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { gelu_avx512(x) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { gelu_avx2(x) };
+        }
     }
     gelu_lanes(x)
 }
@@ -756,6 +865,12 @@ fn gelu(x: &mut [f32]) {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 unsafe fn gelu_avx512(x: &mut [f32]) {
+    gelu_lanes(x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn gelu_avx2(x: &mut [f32]) {
     gelu_lanes(x)
 }
 
@@ -896,8 +1011,72 @@ mod tests {
         assert!(erf(f32::NAN).is_nan(), "NaN stays NaN");
     }
 
+    /// A single text's attention, its heads in two halves on two threads, gives
+    /// the bits of all heads in one pass on one thread; so do the products with
+    /// a GELU after them, split by columns (a few rows) or by rows (a batch).
+    #[test]
+    fn a_question_split_over_threads_gives_the_serial_result() {
+        let (h, heads) = (64, 4);
+        let enc = Encoder {
+            hidden: h,
+            heads,
+            eps: 1e-12,
+            embed_norm: Norm {
+                w: vec![1.0; h],
+                b: vec![0.0; h],
+            },
+            layers: Vec::new(),
+        };
+        let two = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for rows in [1, 5, 13] {
+            let qkv: Vec<f32> = (0..rows * 3 * h)
+                .map(|i| ((i * 7919) % 1009) as f32 / 500.0 - 1.0)
+                .collect();
+            let mut serial = vec![f32::NAN; rows * h];
+            enc.attend(&qkv, 0, rows, 0..heads, &mut serial, h);
+            let mut split = Vec::new();
+            two.install(|| enc.attention(&qkv, &[rows], &mut split));
+            assert!(
+                serial
+                    .iter()
+                    .zip(&split)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{rows} rows"
+            );
+        }
+        // 16 × 384 × 256 multiply-adds: enough to split by columns.
+        let (k, n) = (384, 256);
+        let w: Vec<f32> = (0..k * n)
+            .map(|i| ((i * 31) % 997) as f32 / 997.0 - 0.5)
+            .collect();
+        let lin = Linear::from_in_out(&w, (0..n).map(|c| c as f32 / 50.0).collect(), k, n);
+        for rows in [16, 80] {
+            let x: Vec<f32> = (0..rows * k)
+                .map(|i| ((i * 13) % 101) as f32 / 25.0 - 2.0)
+                .collect();
+            let mut serial = Vec::new();
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .build()
+                .unwrap()
+                .install(|| lin.apply_then(&x, rows, &mut serial, gelu));
+            let mut split = Vec::new();
+            two.install(|| lin.apply_then(&x, rows, &mut split, gelu));
+            assert!(
+                serial
+                    .iter()
+                    .zip(&split)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{rows} rows"
+            );
+        }
+    }
+
     /// The norms and the GELU of a batch run by chunks of rows over the threads,
-    /// and the GELU sixteen lanes wide: the same bits as one serial pass.
+    /// as wide as the machine allows: the same bits as one serial portable pass.
     #[test]
     fn rows_over_threads_give_the_serial_result() {
         let (h, rows) = (24, 300);
@@ -919,13 +1098,16 @@ mod tests {
             w: (0..h).map(|i| 1.0 + i as f32 / 10.0).collect(),
             b: (0..h).map(|i| i as f32 / 100.0).collect(),
         };
+        // The portable loop on one thread, against the machine's widest over
+        // the threads: the same bits.
+        let y: Vec<f32> = x.iter().map(|v| v * 0.5 - 0.25).collect();
         let mut serial = x.clone();
-        layer_norm(&mut serial, &n, h, 1e-12);
+        add_norm_lanes(&mut serial, Some(&y), &n, h, 1e-12);
         let mut split = x.clone();
         let mut firsts = std::sync::Mutex::new(Vec::new());
         by_rows(&mut split, h, |part, r0| {
             firsts.lock().unwrap().push((r0, part.len() / h));
-            layer_norm(part, &n, h, 1e-12)
+            add_norm(part, Some(&y[r0 * h..r0 * h + part.len()]), &n, h, 1e-12)
         });
         assert!(
             serial
