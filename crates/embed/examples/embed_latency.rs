@@ -2,7 +2,10 @@
 //! 32 episode-length texts, and the throughput of each, with MiniLM and multilingual-e5-small
 //! (each when it can be loaded) and the hashing embedder, in one run.
 //!
-//! Run: `cargo run --release -p tm-embed --example embed_latency [-- --model-dir DIR]`
+//! Run: `cargo run --release -p tm-embed --example embed_latency [-- --model-dir DIR]
+//! [--only minilm|e5|hash] [--batches N]`. `--only` measures one embedder (a short
+//! process, to alternate with another build's; `--model-dir` is MiniLM's folder, or
+//! e5's with `--only e5`); `--batches 0` skips the batches.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -64,6 +67,9 @@ fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
                 .unwrap_or_else(|err| panic!("{err}"));
         },
     );
+    if batch_runs == 0 {
+        return;
+    }
     measure(
         &format!("{}: batch of 32 episodes", e.name()),
         batch_runs,
@@ -78,30 +84,52 @@ fn bench(e: &dyn Embedder, query_runs: usize, batch_runs: usize) {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let model_dir = args
-        .iter()
-        .position(|a| a == "--model-dir")
-        .and_then(|i| args.get(i + 1))
-        .map(PathBuf::from);
+    let value = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+    };
+    let model_dir = value("--model-dir").map(PathBuf::from);
+    let only = value("--only").map(String::as_str);
+    if let Some(o) = only.filter(|o| !["minilm", "e5", "hash"].contains(o)) {
+        eprintln!("--only takes minilm, e5 or hash, not {o:?}");
+        std::process::exit(2);
+    }
+    let wanted = |name: &str| only.is_none_or(|o| o == name);
+    let batches = match value("--batches").map(|v| v.parse::<usize>()) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(e)) => {
+            eprintln!("--batches takes a number: {e}");
+            std::process::exit(2);
+        }
+    };
     println!(
         "threads available: {}",
         std::thread::available_parallelism().map_or(1, |n| n.get())
     );
-    let t = Instant::now();
-    match MiniLm::load_default(model_dir.as_deref()) {
-        Ok(m) => {
-            println!("MiniLM loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
-            bench(&m, 300, 20);
+    if wanted("minilm") {
+        let t = Instant::now();
+        match MiniLm::load_default(model_dir.as_deref()) {
+            Ok(m) => {
+                println!("MiniLM loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+                bench(&m, 300, batches.unwrap_or(20));
+            }
+            Err(e) => println!("MiniLM skipped: {e}"),
         }
-        Err(e) => println!("MiniLM skipped: {e}"),
     }
-    let t = Instant::now();
-    match E5::load_default(None) {
-        Ok(m) => {
-            println!("e5 loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
-            bench(&m, 300, 20);
+    if wanted("e5") {
+        let t = Instant::now();
+        // The folder named is MiniLM's, unless e5 is measured alone.
+        match E5::load_default(model_dir.as_deref().filter(|_| only == Some("e5"))) {
+            Ok(m) => {
+                println!("e5 loaded in {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
+                bench(&m, 300, batches.unwrap_or(20));
+            }
+            Err(e) => println!("e5 skipped: {e}"),
         }
-        Err(e) => println!("e5 skipped: {e}"),
     }
-    bench(&HashEmbedder::new(), 2000, 200);
+    if wanted("hash") {
+        bench(&HashEmbedder::new(), 2000, batches.unwrap_or(200));
+    }
 }
