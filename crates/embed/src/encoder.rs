@@ -995,6 +995,11 @@ mod tests {
         assert!(erf(f32::NAN).is_nan(), "NaN stays NaN");
     }
 
+    /// Whether two results hold the same values, to the bit.
+    fn same_bits(a: &[f32], b: &[f32]) -> bool {
+        a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits())
+    }
+
     /// A single text's attention, its heads in two halves on two threads, gives
     /// the bits of all heads in one pass on one thread; so do the products with
     /// a GELU after them, split by columns (a few rows) or by rows (a batch).
@@ -1023,13 +1028,7 @@ mod tests {
             enc.attend(&qkv, 0, rows, 0..heads, &mut serial, h);
             let mut split = Vec::new();
             two.install(|| enc.attention(&qkv, &[rows], &mut split));
-            assert!(
-                serial
-                    .iter()
-                    .zip(&split)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{rows} rows"
-            );
+            assert!(same_bits(&serial, &split), "{rows} rows");
         }
         // 16 × 384 × 256 multiply-adds: enough to split by columns.
         let (k, n) = (384, 256);
@@ -1049,13 +1048,7 @@ mod tests {
                 .install(|| lin.apply_then(&x, rows, &mut serial, gelu));
             let mut split = Vec::new();
             two.install(|| lin.apply_then(&x, rows, &mut split, gelu));
-            assert!(
-                serial
-                    .iter()
-                    .zip(&split)
-                    .all(|(a, b)| a.to_bits() == b.to_bits()),
-                "{rows} rows"
-            );
+            assert!(same_bits(&serial, &split), "{rows} rows");
         }
     }
 
@@ -1071,12 +1064,7 @@ mod tests {
         gelu_lanes(&mut serial);
         let mut split = x.clone();
         by_rows(&mut split, h, |part, _| gelu(part));
-        assert!(
-            serial
-                .iter()
-                .zip(&split)
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
+        assert!(same_bits(&serial, &split));
 
         let n = Norm {
             w: (0..h).map(|i| 1.0 + i as f32 / 10.0).collect(),
@@ -1093,12 +1081,7 @@ mod tests {
             firsts.lock().unwrap().push((r0, part.len() / h));
             add_norm(part, Some(&y[r0 * h..r0 * h + part.len()]), &n, h, 1e-12)
         });
-        assert!(
-            serial
-                .iter()
-                .zip(&split)
-                .all(|(a, b)| a.to_bits() == b.to_bits())
-        );
+        assert!(same_bits(&serial, &split));
         // The chunks are whole rows, each told where it starts, and cover all.
         let mut firsts = firsts.get_mut().unwrap().clone();
         firsts.sort();
