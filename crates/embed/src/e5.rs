@@ -508,7 +508,7 @@ impl E5 {
 
     /// The tokens and multiply-adds [`E5::embed_with`] spends on `text`: its
     /// windows' tokens with `<s>` and `</s>`, and their passes' multiply-adds
-    /// ([`crate::encoder::Encoder::multiply_adds`]). For what a machine's
+    /// (the encoder's `multiply_adds`). For what a machine's
     /// arithmetic allows at the least (`examples/e5_floor.rs`).
     pub fn work(&self, prefix: &str, text: &str) -> Result<(usize, u64)> {
         Ok(self

@@ -312,7 +312,7 @@ impl Encoder {
         // The residual sums and norms run by rows over the threads too (a
         // batch's, serial, were a tenth of an import's time with one core idle);
         // the GELU runs on each part of `up` where it was computed.
-        let add_norm = |x: &mut [f32], y: &[f32], n: &Norm| {
+        let residual = |x: &mut [f32], y: &[f32], n: &Norm| {
             by_rows(x, h, |part, r0| {
                 add_norm(part, Some(&y[r0 * h..r0 * h + part.len()]), n, h, self.eps);
             });
@@ -324,10 +324,10 @@ impl Encoder {
             l.qkv.apply_into(&x, rows, &mut qkv);
             self.attention(&qkv, lens, &mut ctx);
             l.attn_out.apply_into(&ctx, rows, &mut a);
-            add_norm(&mut x, &a, &l.attn_norm);
+            residual(&mut x, &a, &l.attn_norm);
             l.up.apply_then(&x, rows, &mut mid, gelu);
             l.down.apply_into(&mid, rows, &mut d);
-            add_norm(&mut x, &d, &l.out_norm);
+            residual(&mut x, &d, &l.out_norm);
         }
         let mut out = Vec::with_capacity(lens.len());
         let mut at = 0;
@@ -770,11 +770,12 @@ fn add(x: &mut [f32], y: &[f32]) {
 }
 
 /// `y` added to `x` (when given), then each row of `x` (width `h`) normalised to
-/// mean 0 and variance 1, scaled and shifted: 256 bits wide where the machine has
-/// AVX2, 512 where it has AVX-512 (the same operations in the same order, so the
-/// same result as the portable loop). A question's norms run on one thread, between
-/// its products, so their width is its time. The sums stay one running sum each:
-/// sixteen lane sums were faster still, but moved every vector in its last bits.
+/// mean 0 and variance 1, scaled and shifted. The addition and the scaling run
+/// 256 bits wide where the machine has AVX2, 512 where it has AVX-512 (the same
+/// operations in the same order, so the same result as the portable loop); a
+/// question's norms run on one thread, between its products, so their width is
+/// its time. The mean and variance stay one running sum each, in order: sixteen
+/// lane sums were faster still, but moved every vector in its last bits.
 fn add_norm(x: &mut [f32], y: Option<&[f32]>, n: &Norm, h: usize, eps: f32) {
     #[cfg(target_arch = "x86_64")]
     {
@@ -829,8 +830,8 @@ fn softmax(row: &mut [f32], scale: f32) {
 }
 
 /// The exact GELU, x · Φ(x), as BERT was trained with (not the tanh approximation).
-/// Sixteen lanes wide where the machine has AVX-512 (the same operations on each
-/// element, so the same result as the portable loop).
+/// Sixteen lanes wide where the machine has AVX-512, eight where it has AVX2 (the
+/// same operations on each element, so the same result as the portable loop).
 fn gelu(x: &mut [f32]) {
     #[cfg(target_arch = "x86_64")]
     {
@@ -1005,22 +1006,22 @@ mod tests {
     /// a GELU after them, split by columns (a few rows) or by rows (a batch).
     #[test]
     fn a_question_split_over_threads_gives_the_serial_result() {
-        let (h, heads) = (64, 4);
-        let enc = Encoder {
-            hidden: h,
-            heads,
-            eps: 1e-12,
-            embed_norm: Norm {
-                w: vec![1.0; h],
-                b: vec![0.0; h],
-            },
-            layers: Vec::new(),
-        };
         let two = rayon::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
             .unwrap();
-        for rows in [1, 5, 13] {
+        // An even and an odd number of heads (halves of 2 and 2, of 1 and 2).
+        for (h, heads, rows) in [(64, 4, 1), (64, 4, 5), (64, 4, 13), (48, 3, 1), (48, 3, 7)] {
+            let enc = Encoder {
+                hidden: h,
+                heads,
+                eps: 1e-12,
+                embed_norm: Norm {
+                    w: vec![1.0; h],
+                    b: vec![0.0; h],
+                },
+                layers: Vec::new(),
+            };
             let qkv: Vec<f32> = (0..rows * 3 * h)
                 .map(|i| ((i * 7919) % 1009) as f32 / 500.0 - 1.0)
                 .collect();
@@ -1028,7 +1029,7 @@ mod tests {
             enc.attend(&qkv, 0, rows, 0..heads, &mut serial, h);
             let mut split = Vec::new();
             two.install(|| enc.attention(&qkv, &[rows], &mut split));
-            assert!(same_bits(&serial, &split), "{rows} rows");
+            assert!(same_bits(&serial, &split), "{heads} heads, {rows} rows");
         }
         // 16 × 384 × 256 multiply-adds: enough to split by columns.
         let (k, n) = (384, 256);
