@@ -71,20 +71,12 @@ fn main() {
 
     if let Some(path) = arg("--locomo") {
         // Every turn, as the benchmark's import writes it: `speaker: text`.
-        let turns = texts(&path, &["conversation"], false, |v| {
+        let turns = texts(&path, "conversation", ("speaker", "text"), false, |v| {
             v.as_object()
                 .into_iter()
                 .flat_map(|o| o.iter())
                 .filter(|(k, _)| k.starts_with("session_") && !k.ends_with("date_time"))
-                .filter_map(|(_, s)| s.as_array())
-                .flatten()
-                .filter_map(|t| {
-                    Some(format!(
-                        "{}: {}",
-                        t.get("speaker")?.as_str()?,
-                        t.get("text")?.as_str()?
-                    ))
-                })
+                .map(|(_, s)| s)
                 .collect()
         });
         history(&e5, "LoCoMo turns", &turns, all, 150.0, 512);
@@ -92,32 +84,22 @@ fn main() {
     if let Some(path) = arg("--longmemeval") {
         // Each distinct turn once (the questions share sessions), as the
         // benchmark's import writes it: `role: content`.
-        let turns = texts(&path, &["haystack_sessions"], true, |v| {
-            v.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s.as_array())
-                .flatten()
-                .filter_map(|t| {
-                    Some(format!(
-                        "{}: {}",
-                        t.get("role")?.as_str()?,
-                        t.get("content")?.as_str()?
-                    ))
-                })
-                .collect()
+        let turns = texts(&path, "haystack_sessions", ("role", "content"), true, |v| {
+            v.as_array().into_iter().flatten().collect()
         });
         history(&e5, "LongMemEval turns", &turns, all, 40.0, 64);
     }
 }
 
-/// The texts `pick` finds under `key` of each record of the JSON array at `path`,
-/// each distinct text once when `distinct`.
+/// The turns of each record of the JSON array at `path`: `sessions` picks the
+/// sessions (arrays of turns) under the record's `key`, and each turn reads
+/// `who: what` from its two fields; each distinct text once when `distinct`.
 fn texts(
     path: &std::path::Path,
-    key: &[&str],
+    key: &str,
+    (who, what): (&str, &str),
     distinct: bool,
-    pick: impl Fn(&serde_json::Value) -> Vec<String>,
+    sessions: impl Fn(&serde_json::Value) -> Vec<&serde_json::Value>,
 ) -> Vec<String> {
     let raw = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let records: Vec<serde_json::Value> =
@@ -125,8 +107,17 @@ fn texts(
     let mut seen = std::collections::HashSet::new();
     records
         .iter()
-        .filter_map(|r| key.iter().try_fold(r, |v, k| v.get(k)))
-        .flat_map(&pick)
+        .filter_map(|r| r.get(key))
+        .flat_map(&sessions)
+        .filter_map(|s| s.as_array())
+        .flatten()
+        .filter_map(|t| {
+            Some(format!(
+                "{}: {}",
+                t.get(who)?.as_str()?,
+                t.get(what)?.as_str()?
+            ))
+        })
         .filter(|t| !distinct || seen.insert(t.clone()))
         .collect()
 }
