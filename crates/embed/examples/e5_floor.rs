@@ -144,16 +144,11 @@ fn history(e5: &E5, label: &str, turns: &[String], roof: f64, target: f64, size:
         n / floor_s,
         target * macs as f64 / n / 1e9
     );
-    // Every k-th turn, so the sample has the history's lengths.
-    let sample: Vec<&str> = turns
-        .iter()
-        .step_by((turns.len() / size).max(1))
-        .map(String::as_str)
-        .collect();
-    let sample_macs: u64 = sample
-        .iter()
-        .map(|t| e5.work("passage: ", t).unwrap_or_else(|e| panic!("{e}")).1)
-        .sum();
+    // Every k-th turn, so the sample has the history's lengths; its work is
+    // what was counted above.
+    let step = (turns.len() / size).max(1);
+    let sample: Vec<&str> = turns.iter().step_by(step).map(String::as_str).collect();
+    let sample_macs: u64 = work.iter().step_by(step).map(|w| w.1).sum();
     let t = Instant::now();
     for batch in sample.chunks(32) {
         e5.embed(batch).unwrap_or_else(|e| panic!("{e}"));
