@@ -187,6 +187,7 @@ pub struct Brain {
     /// Whose learners the operator's names mean (`--owner`): `None`, any
     /// owner's, as long as only one has the name.
     view: Option<Owner>,
+    max_concepts: usize,
 }
 
 /// What a subject's beliefs are, with honest check counts.
@@ -244,6 +245,7 @@ impl Brain {
             block_workers: default_block_workers(),
             workers: OnceLock::new(),
             view: None,
+            max_concepts: crate::record::DEFAULT_MAX_CONCEPTS,
         }
     }
 
@@ -267,6 +269,11 @@ impl Brain {
     /// The hard time cap on building a block.
     pub fn set_cap(&mut self, cap: Duration) {
         self.cap = cap;
+    }
+
+    /// A subject map's concept cap (see [`crate::record::Indexing`]).
+    pub fn set_max_concepts(&mut self, n: usize) {
+        self.max_concepts = n.max(1);
     }
 
     /// How many blocks are built at once (default: two a core); the rest
@@ -337,6 +344,7 @@ impl Brain {
         let ix = Indexing {
             embedder: recaller.embedder(),
             extractor: &*self.extractor,
+            max_concepts: self.max_concepts,
         };
         self.pool.with(|s| f(s, &ix))
     }
@@ -384,9 +392,10 @@ impl Brain {
         })
     }
 
-    /// The tenant's subjects, by key.
+    /// The tenant's live subjects by key (one erased whole is gone).
     pub fn tenant_subjects(&self, tenant_id: i64) -> Result<Vec<Subject>> {
-        self.read(|r| Ok(r.tenant_subjects(tenant_id)?))
+        let all = self.read(|r| Ok(r.tenant_subjects(tenant_id)?));
+        Ok(all?.into_iter().filter(|s| !s.retired).collect())
     }
 
     /// Creates a subject (and its learner) for a tenant; an existing live
@@ -745,20 +754,21 @@ impl Brain {
         self.read(|r| crate::report::build(r, subject, at))
     }
 
-    /// The class of `course` among the tenant's learners as of `at`
-    /// ([`crate::class`]); [`Error::UnknownSubject`] when none of them has
-    /// a subject of that name.
+    /// The class of `course` among the tenant's learners as of `at`, page
+    /// `page` (1 on) of its learners ([`crate::class`]);
+    /// [`Error::UnknownSubject`] when none of them has a subject of that name.
     pub fn class(
         &self,
         tenant_id: i64,
         course: &str,
         at: DateTime<Utc>,
+        page: usize,
     ) -> Result<crate::class::ClassView> {
         self.read(|r| {
             let subjects = r.tenant_subjects(tenant_id)?;
-            crate::class::gather(r, &subjects, course, at)?.ok_or_else(|| {
+            crate::class::gather(r, &subjects, course, at, page)?.ok_or_else(|| {
                 Error::UnknownSubject(format!(
-                    "named {course} among your learners': the class is empty"
+                    "named {course} among your learners: the class is empty"
                 ))
             })
         })

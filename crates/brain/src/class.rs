@@ -26,6 +26,13 @@ use tm_store::Reader;
 pub const QUIET_AFTER_DAYS: i64 = 14;
 /// How many of the concepts the class struggles with most are listed.
 pub const STRUGGLING_SHOWN: usize = 10;
+/// The most concepts a view lays out as columns: past it, the ones the class
+/// struggles with most (then still learns, then most shared) are the columns,
+/// and [`ClassView::concepts_total`] says how many there are.
+pub const MAX_COLUMNS: usize = 200;
+/// The most learners a view lays out as rows: a class larger than this is
+/// read a page at a time ([`ClassView::page`], [`ClassView::pages`]).
+pub const LEARNERS_PER_PAGE: usize = 500;
 
 /// A learner's standing on a concept: the current belief's claim.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -83,14 +90,24 @@ pub struct ClassView {
     /// The subject name every learner's subject shares.
     pub course: String,
     pub at: DateTime<Utc>,
-    /// The columns, in order.
+    /// The columns, in order: the most shared first, at most
+    /// [`MAX_COLUMNS`] (those the class struggles with most when it has more).
     pub concepts: Vec<ClassConcept>,
-    /// The rows, by learner name.
+    /// How many concepts the learners' maps hold in all (more than
+    /// `concepts` holds when the course has more than [`MAX_COLUMNS`]).
+    pub concepts_total: usize,
+    /// The rows of this page, by learner name (at most [`LEARNERS_PER_PAGE`]).
     pub learners: Vec<ClassLearner>,
+    /// How many learners the class has in all.
+    pub learners_total: usize,
+    /// This page (1 on) and how many there are.
+    pub page: usize,
+    pub pages: usize,
     /// The concepts most learners struggle with (at most ten; only those
-    /// at least one learner struggles with), most first.
+    /// at least one learner struggles with), most first, over every concept
+    /// and learner.
     pub struggling: Vec<ClassConcept>,
-    /// Learners with no episode in the fourteen days before `at`.
+    /// Learners with no episode in the fourteen days before `at` (of every page).
     pub quiet: Vec<String>,
     /// Answers whose cited file has changed since, across the class.
     pub stale_citations: Vec<ClassStale>,
@@ -155,6 +172,7 @@ pub fn gather(
     subjects: &[Subject],
     course: &str,
     at: DateTime<Utc>,
+    page: usize,
 ) -> Result<Option<ClassView>> {
     let mut members: Vec<&Subject> = subjects
         .iter()
@@ -199,7 +217,7 @@ pub fn gather(
             last_seen,
         });
     }
-    Ok(Some(lay_out(course, at, facts, stale_citations)))
+    Ok(Some(lay_out(course, at, facts, stale_citations, page)))
 }
 
 /// The newest episode's instant; `None` for an empty log.
@@ -215,9 +233,10 @@ fn lay_out(
     at: DateTime<Utc>,
     facts: Vec<Facts>,
     mut stale_citations: Vec<ClassStale>,
+    page: usize,
 ) -> ClassView {
-    // Columns: every map's concepts, the most shared first, then the
-    // earliest teaching layer, then by name.
+    // Every map's concepts, the most shared first, then the earliest
+    // teaching layer, then by name.
     let mut seen: HashMap<&str, (usize, u32, &str)> = HashMap::new();
     for f in &facts {
         for (key, name, layer) in &f.concepts {
@@ -236,7 +255,8 @@ fn lay_out(
             .then(a.3.cmp(b.3))
             .then(a.0.cmp(b.0))
     });
-    let mut concepts: Vec<ClassConcept> = columns
+    // How the whole class stands on every concept.
+    let mut all: Vec<ClassConcept> = columns
         .iter()
         .map(|(key, n, _, name)| ClassConcept {
             key: key.to_string(),
@@ -248,53 +268,77 @@ fn lay_out(
             no_evidence: 0,
         })
         .collect();
-    let quiet_before = at - chrono::Duration::days(QUIET_AFTER_DAYS);
-    let mut learners = Vec::with_capacity(facts.len());
+    let standing = |f: &Facts, key: &str| {
+        f.standings
+            .get(key)
+            .copied()
+            .unwrap_or(Standing::NoEvidence)
+    };
     for f in &facts {
-        let standings: Vec<Standing> = concepts
-            .iter_mut()
-            .map(|c| {
-                let s = f
-                    .standings
-                    .get(&c.key)
-                    .copied()
-                    .unwrap_or(Standing::NoEvidence);
-                *match s {
-                    Standing::Understands => &mut c.understands,
-                    Standing::StillLearning => &mut c.still_learning,
-                    Standing::Struggles => &mut c.struggles,
-                    Standing::NoEvidence => &mut c.no_evidence,
-                } += 1;
-                s
-            })
-            .collect();
-        learners.push(ClassLearner {
+        for c in all.iter_mut() {
+            *match standing(f, &c.key) {
+                Standing::Understands => &mut c.understands,
+                Standing::StillLearning => &mut c.still_learning,
+                Standing::Struggles => &mut c.struggles,
+                Standing::NoEvidence => &mut c.no_evidence,
+            } += 1;
+        }
+    }
+    let concepts_total = all.len();
+    let mut struggling: Vec<ClassConcept> =
+        all.iter().filter(|c| c.struggles > 0).cloned().collect();
+    struggling.sort_by(|a, b| b.struggles.cmp(&a.struggles).then(a.name.cmp(&b.name)));
+    struggling.truncate(STRUGGLING_SHOWN);
+    // The columns: all of them, or those the class struggles with most,
+    // kept in the order above.
+    let concepts: Vec<ClassConcept> = if all.len() <= MAX_COLUMNS {
+        all
+    } else {
+        let mut rank: Vec<usize> = (0..all.len()).collect();
+        rank.sort_by(|&a, &b| {
+            let (x, y) = (&all[a], &all[b]);
+            y.struggles
+                .cmp(&x.struggles)
+                .then(y.still_learning.cmp(&x.still_learning))
+                .then(a.cmp(&b))
+        });
+        let mut kept = rank[..MAX_COLUMNS].to_vec();
+        kept.sort_unstable();
+        kept.into_iter().map(|i| all[i].clone()).collect()
+    };
+    let quiet_before = at - chrono::Duration::days(QUIET_AFTER_DAYS);
+    let is_quiet = |f: &Facts| f.last_seen.is_none_or(|t| t < quiet_before);
+    let quiet = facts
+        .iter()
+        .filter(|f| is_quiet(f))
+        .map(|f| f.subject.key.learner.clone())
+        .collect();
+    let learners_total = facts.len();
+    let pages = learners_total.div_ceil(LEARNERS_PER_PAGE).max(1);
+    let page = page.clamp(1, pages);
+    let learners = facts
+        .iter()
+        .skip((page - 1) * LEARNERS_PER_PAGE)
+        .take(LEARNERS_PER_PAGE)
+        .map(|f| ClassLearner {
             learner: f.subject.key.learner.clone(),
             subject: f.subject.key.to_string(),
             title: f.subject.title.clone(),
             last_seen: f.last_seen,
-            quiet: f.last_seen.is_none_or(|t| t < quiet_before),
-            standings,
-        });
-    }
-    let mut struggling: Vec<ClassConcept> = concepts
-        .iter()
-        .filter(|c| c.struggles > 0)
-        .cloned()
-        .collect();
-    struggling.sort_by(|a, b| b.struggles.cmp(&a.struggles).then(a.name.cmp(&b.name)));
-    struggling.truncate(STRUGGLING_SHOWN);
-    let quiet = learners
-        .iter()
-        .filter(|l| l.quiet)
-        .map(|l| l.learner.clone())
+            quiet: is_quiet(f),
+            standings: concepts.iter().map(|c| standing(f, &c.key)).collect(),
+        })
         .collect();
     stale_citations.sort_by(|a, b| b.at.cmp(&a.at).then(a.learner.cmp(&b.learner)));
     ClassView {
         course: course.to_string(),
         at,
         concepts,
+        concepts_total,
         learners,
+        learners_total,
+        page,
+        pages,
         struggling,
         quiet,
         stale_citations,
@@ -368,6 +412,7 @@ mod tests {
                 facts("cy", &["Slope", "Ratio"], &[], None, at),
             ],
             Vec::new(),
+            1,
         );
         let keys: Vec<&str> = v.concepts.iter().map(|c| c.key.as_str()).collect();
         assert_eq!(
@@ -389,5 +434,63 @@ mod tests {
             ["ben", "cy"],
             "15 days and never are quiet; 1 day is not"
         );
+        assert_eq!(
+            (v.concepts_total, v.learners_total, v.page, v.pages),
+            (2, 3, 1, 1)
+        );
+    }
+
+    #[test]
+    fn a_wide_class_is_laid_out_within_its_columns_and_a_page_of_rows() {
+        let at = DateTime::parse_from_rfc3339("2026-06-01T00:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        // One learner with many more concepts than columns, struggling with
+        // two that sort late; and a page and a half of empty learners.
+        let names: Vec<String> = (0..MAX_COLUMNS + 50).map(|i| format!("C{i:04}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        let late = names[MAX_COLUMNS + 40].to_lowercase();
+        let later = names[MAX_COLUMNS + 49].to_lowercase();
+        let mut all = vec![facts(
+            "aa",
+            &refs,
+            &[
+                (&late, Standing::Struggles),
+                (&later, Standing::StillLearning),
+            ],
+            Some(1),
+            at,
+        )];
+        for i in 0..LEARNERS_PER_PAGE + LEARNERS_PER_PAGE / 2 {
+            all.push(facts(&format!("l{i:04}"), &[], &[], None, at));
+        }
+        let v = lay_out("algebra", at, all, Vec::new(), 2);
+        assert_eq!(v.concepts.len(), MAX_COLUMNS);
+        assert_eq!(v.concepts_total, MAX_COLUMNS + 50);
+        let keys: Vec<&str> = v.concepts.iter().map(|c| c.key.as_str()).collect();
+        assert!(keys.contains(&late.as_str()) && keys.contains(&later.as_str()));
+        assert_eq!(keys[0], "c0000", "the usual order kept");
+        assert_eq!((v.page, v.pages), (2, 2));
+        assert_eq!(
+            v.learners_total,
+            1 + LEARNERS_PER_PAGE + LEARNERS_PER_PAGE / 2
+        );
+        assert_eq!(v.learners.len(), v.learners_total - LEARNERS_PER_PAGE);
+        assert!(v.learners.iter().all(|l| l.standings.len() == MAX_COLUMNS));
+        assert_eq!(v.struggling[0].key, late);
+        assert_eq!(
+            v.quiet.len(),
+            v.learners_total - 1,
+            "quiet counts every page"
+        );
+        // A page past the last is the last.
+        let again = lay_out(
+            "algebra",
+            at,
+            vec![facts("x", &["A"], &[], None, at)],
+            Vec::new(),
+            9,
+        );
+        assert_eq!((again.page, again.pages), (1, 1));
     }
 }

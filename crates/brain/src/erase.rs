@@ -83,9 +83,11 @@ pub(crate) fn rederive(
     let head = r.head(s)?;
     let Chain { parts, .. } = chain(r, s, skip)?;
     let embedder = Stored::new(r, s, ix.embedder)?;
+    // A replay keeps what was recorded, whatever the cap is now.
     let scratch_ix = Indexing {
         embedder: &embedder,
         extractor: ix.extractor,
+        max_concepts: usize::MAX,
     };
     let mut scratch = tm_store::scratch()?;
     // Scratch episode id → the subject's episode id.

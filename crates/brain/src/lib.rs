@@ -29,6 +29,24 @@ pub mod turn;
 
 pub use brain::{Brain, EmbedderSource, Erased, Reembedded, Scope};
 
+/// The most characters of an error message a face answers with: a message
+/// that quotes what the client sent (a name, an id) quotes a few hundred
+/// characters of it, not the 100 KB sent.
+pub const MAX_MESSAGE_CHARS: usize = 400;
+
+/// `message` itself when it is short enough, else its first
+/// [`MAX_MESSAGE_CHARS`] characters and a word on how much was cut.
+pub fn cut_message(message: &str) -> std::borrow::Cow<'_, str> {
+    match message.char_indices().nth(MAX_MESSAGE_CHARS) {
+        None => std::borrow::Cow::Borrowed(message),
+        Some((end, _)) => std::borrow::Cow::Owned(format!(
+            "{}… (cut: {} bytes in all)",
+            &message[..end],
+            message.len()
+        )),
+    }
+}
+
 /// Everything that can go wrong while recording, recalling or reporting.
 ///
 /// Each variant is one kind of failure, and [`Error::kind`] sorts every

@@ -52,7 +52,14 @@ pub const MAX_FILE_BYTES: usize = 64 * 1024 * 1024;
 pub struct Indexing<'a> {
     pub embedder: &'a dyn Embedder,
     pub extractor: &'a dyn ConceptExtractor,
+    /// The most concepts a subject's map may hold: a file that would grow
+    /// the map past it is refused ([`Error::TooLarge`]), nothing stored.
+    pub max_concepts: usize,
 }
+
+/// A subject's concept cap unless the platform sets another (`serve
+/// --max-concepts`): a course of fifty textbook chapters fits.
+pub const DEFAULT_MAX_CONCEPTS: usize = 2_000;
 
 /// Which subject the events are for.
 #[derive(Debug, Clone, Copy)]
@@ -471,6 +478,7 @@ struct Applying<'a> {
     file_versions: &'a mut usize,
     names: &'a crate::map::NameVectors<'a>,
     threshold: f32,
+    max_concepts: usize,
 }
 
 /// Applies prepared events in the caller's transaction: the subject named by
@@ -578,6 +586,7 @@ pub fn apply(
                 file_versions: &mut file_versions,
                 names: &names,
                 threshold,
+                max_concepts: ix.max_concepts,
             };
             let (appended, text, version) = apply_one(
                 tx,
@@ -751,6 +760,7 @@ fn apply_one(
             let added = tx.add_file(subject, name, &f.bytes, f.format, &f.pages, event.at)?;
             let v = added.version();
             if let (FileAdded::New { .. }, Some(concepts)) = (&added, &f.concepts) {
+                let before = ctx.map.nodes().len();
                 ctx.map.merge_file(
                     name,
                     Some(v.id),
@@ -758,6 +768,13 @@ fn apply_one(
                     &|a, b| ctx.names.cosine(a, b),
                     ctx.threshold,
                 );
+                let after = ctx.map.nodes().len();
+                if after > before && after > ctx.max_concepts {
+                    return Err(Error::TooLarge(format!(
+                        "file {name:?} would grow the subject's concept map to {after} concepts; a subject holds at most {}",
+                        ctx.max_concepts
+                    )));
+                }
                 *ctx.map_changed = true;
             }
             let summary = match &added {

@@ -39,6 +39,10 @@ pub enum What {
     /// finding what was written in another (parallel textbook chapters, and
     /// our own sample history).
     Crosslingual(programs::crosslingual::Options),
+    /// A hostile tenant's and an unlucky operator's attacks on a `serve`
+    /// (slow connections, respelt cookies, a wide class, a one-word file),
+    /// with `/healthz` and the server's memory watched from another address.
+    Probe(programs::probe::Options),
 }
 
 pub fn run(what: What) -> Result<ExitCode> {
@@ -55,6 +59,7 @@ pub fn run(what: What) -> Result<ExitCode> {
         What::Recall(o) => programs::recall::run(&o),
         What::Crosslingual(o) => programs::crosslingual::run(&o),
         What::Class(o) => programs::class::run(&o),
+        What::Probe(o) => programs::probe::run(&o),
     }?;
     Ok(ExitCode::SUCCESS)
 }

@@ -172,7 +172,7 @@ pub fn erase(brain: &Brain, a: EraseArgs) -> Result<ExitCode> {
             erased.erasure.id,
             erased.erasure.reference
         );
-        println!("compacted: {}", erased.compaction);
+        println!("compacted {}: {}", brain.location(), erased.compaction);
     }
     Ok(ExitCode::SUCCESS)
 }

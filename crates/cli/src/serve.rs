@@ -24,13 +24,50 @@ pub struct ServeArgs {
     /// Also run the nightly loop in the background every interval (e.g. 24h).
     #[arg(long)]
     nightly_every: Option<String>,
+    /// The most concepts one subject's map may hold; a file that would grow
+    /// a map past it is refused (422).
+    #[arg(long, default_value_t = tm_brain::record::DEFAULT_MAX_CONCEPTS)]
+    max_concepts: usize,
+    /// The most bytes of a request's line and headers (431 beyond).
+    #[arg(long, default_value_t = tm_server::conn::Limits::default().header_bytes)]
+    max_header_bytes: usize,
+    /// Seconds a request's line and headers may take to arrive; also how
+    /// long a kept-alive connection may wait idle for its next request.
+    #[arg(long, default_value_t = tm_server::conn::Limits::default().header_timeout.as_secs())]
+    header_timeout: u64,
+    /// Seconds a request's body may take to arrive after its head (408 beyond).
+    #[arg(long, default_value_t = tm_server::conn::Limits::default().body_timeout.as_secs())]
+    body_timeout: u64,
+    /// Connections held open at once; one more is answered 503 and closed.
+    #[arg(long, default_value_t = tm_server::conn::Limits::default().max_connections)]
+    max_connections: usize,
+    /// Connections held open at once from one address; one more is
+    /// answered 429 and closed.
+    #[arg(long, default_value_t = tm_server::conn::Limits::default().max_per_address)]
+    max_connections_per_address: usize,
+}
+
+impl ServeArgs {
+    /// The connection limits the flags set.
+    fn limits(&self) -> Result<tm_server::conn::Limits> {
+        let limits = tm_server::conn::Limits {
+            header_bytes: self.max_header_bytes,
+            header_timeout: Duration::from_secs(self.header_timeout),
+            body_timeout: Duration::from_secs(self.body_timeout),
+            max_connections: self.max_connections,
+            max_per_address: self.max_connections_per_address,
+        };
+        limits.check().map_err(anyhow::Error::msg)?;
+        Ok(limits)
+    }
 }
 
 /// The service's state for a brain: the chat endpoint from
 /// TUTOR_MEMORY_CHAT_URL / _MODEL / _KEY when set.
-pub fn state(brain: Brain) -> Result<tm_server::AppState> {
+pub fn state(brain: Brain, limits: tm_server::conn::Limits) -> Result<tm_server::AppState> {
     let config = tm_server::Config {
         chat: tm_ingest::extract::LlmConfig::from_env(),
+        limits,
         ..tm_server::Config::default()
     };
     tm_server::AppState::new(Arc::new(brain), config).map_err(anyhow::Error::msg)
@@ -47,6 +84,11 @@ pub fn run(mut brain: Brain, a: ServeArgs) -> Result<ExitCode> {
             })
         })
         .transpose()?;
+    let limits = a.limits()?;
+    if a.max_concepts == 0 {
+        anyhow::bail!("--max-concepts must be at least 1");
+    }
+    brain.set_max_concepts(a.max_concepts);
     brain.set_cap(Duration::from_millis(a.cap_ms));
     if let Some(n) = a.block_workers {
         if n == 0 {
@@ -58,10 +100,19 @@ pub fn run(mut brain: Brain, a: ServeArgs) -> Result<ExitCode> {
     // said at start-up.
     let embedder = brain.embedder_name()?;
     let location = brain.location().to_string();
-    let state = state(brain)?;
+    let state = state(brain, limits.clone())?;
+    // Every connection is a descriptor: take what the system allows.
+    match tm_server::conn::raise_descriptor_limit() {
+        Ok(n) if (n as usize) < limits.max_connections + 64 => eprintln!(
+            "warning: this process may open {n} files, fewer than --max-connections {} needs",
+            limits.max_connections
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("warning: the open-files limit could not be read ({e})"),
+    }
     let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
     runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(&a.addr)
+        let listener = tm_server::conn::bind(&a.addr)
             .await
             .with_context(|| format!("listening on {}", a.addr))?;
         let local = listener.local_addr()?;

@@ -61,7 +61,7 @@ record what happened with record_events (v1 events, docs/formats.md: learner, tu
 and record your answer with record_answer, passing the ids the block recalled.";
 
 fn error_body(code: &str, message: &str) -> serde_json::Value {
-    serde_json::json!({"error": {"code": code, "message": message}})
+    serde_json::json!({"error": {"code": code, "message": tm_brain::cut_message(message)}})
 }
 
 /// A refusal the model should read: a tool error with the HTTP API's error
@@ -97,6 +97,13 @@ fn answer<T: Serialize>(value: &T) -> Result<CallToolResult, ErrorData> {
 
 fn bad(message: impl Into<String>) -> tm_brain::Error {
     tm_brain::Error::Argument(message.into())
+}
+
+/// The instant of something the client writes: [`instant`], and no later
+/// than this server's clock and its skew.
+fn written(at: Option<&str>) -> tm_brain::Result<DateTime<Utc>> {
+    let t = instant(at)?;
+    tm_model::instant::not_future(t, Utc::now()).map_err(|e| bad(format!("`at`: {e}")))
 }
 
 /// An optional RFC 3339 instant; none is now (the edge where "now" enters).
@@ -337,35 +344,13 @@ impl Memory {
     ) -> Result<CallToolResult, ErrorData> {
         self.call(&ctx, move |brain, scope| {
             let s = subject(brain, scope, &a.subject)?;
-            let values = match a.events {
-                serde_json::Value::Array(v) => v,
-                o @ serde_json::Value::Object(_) => vec![o],
-                _ => return Err(bad("`events` is one event object or an array of them")),
-            };
-            if values.is_empty() {
-                return Err(bad("no events"));
-            }
-            let mut events = Vec::with_capacity(values.len());
-            for (i, v) in values.into_iter().enumerate() {
-                let event =
-                    tm_model::events::Event::from_json(v).map_err(|e| tm_brain::Error::Event {
-                        index: i + 1,
-                        message: e.0,
-                    })?;
-                if let tm_model::events::EventBody::File {
-                    source: tm_model::events::FileSource::Path(_),
-                    ..
-                } = event.body
-                {
-                    return Err(tm_brain::Error::Event {
-                        index: i + 1,
-                        message:
-                            "a file event carries `content` or `pages`; `path` is not accepted here"
-                                .into(),
-                    });
-                }
-                events.push(event);
-            }
+            use tm_model::events::ClientEventsError as E;
+            let events = tm_model::events::from_client(a.events, chrono::Utc::now()).map_err(
+                |e| match e {
+                    E::Shape(m) => bad(m),
+                    E::Event { index, message } => tm_brain::Error::Event { index, message },
+                },
+            )?;
             brain.record(&s, &events)
         })
         .await
@@ -381,7 +366,7 @@ impl Memory {
     ) -> Result<CallToolResult, ErrorData> {
         self.call(&ctx, move |brain, scope| {
             let s = subject(brain, scope, &a.subject)?;
-            brain.teach(&s, &a.text, instant(a.at.as_deref())?, a.id)
+            brain.teach(&s, &a.text, written(a.at.as_deref())?, a.id)
         })
         .await
     }
@@ -403,7 +388,7 @@ impl Memory {
             brain.answer(
                 &s,
                 &a.answer,
-                instant(a.at.as_deref())?,
+                written(a.at.as_deref())?,
                 &a.recalled,
                 &passages,
             )

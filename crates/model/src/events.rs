@@ -216,6 +216,62 @@ pub fn is_subject_line(value: &Value) -> bool {
     value.get("type").and_then(Value::as_str) == Some("subject")
 }
 
+/// Why a client's events were refused: the body's shape, or one event
+/// (`index` counts from 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientEventsError {
+    Shape(&'static str),
+    Event { index: usize, message: String },
+}
+
+/// The events a client sends over the network (HTTP, MCP): one event object
+/// or an array of them, each read by [`Event::from_json`], and refused when
+/// it is a subject line (the address names the subject), names a file on
+/// the server's disk (`path`), or is dated later than `now` and
+/// [`crate::instant::FUTURE_SKEW`]. One reader for every face, so they
+/// cannot drift apart.
+pub fn from_client(body: Value, now: DateTime<Utc>) -> Result<Vec<Event>, ClientEventsError> {
+    let values = match body {
+        Value::Array(a) => a,
+        o @ Value::Object(_) => vec![o],
+        _ => {
+            return Err(ClientEventsError::Shape(
+                "send one event object or an array of them",
+            ));
+        }
+    };
+    if values.is_empty() {
+        return Err(ClientEventsError::Shape("no events"));
+    }
+    let bad = |i: usize, message: String| ClientEventsError::Event {
+        index: i + 1,
+        message,
+    };
+    let mut events = Vec::with_capacity(values.len());
+    for (i, v) in values.into_iter().enumerate() {
+        if is_subject_line(&v) {
+            return Err(bad(
+                i,
+                "the subject is named by the address (the URL or the tool's `subject`), not by a subject line".into(),
+            ));
+        }
+        let e = Event::from_json(v).map_err(|e| bad(i, e.0))?;
+        if let EventBody::File {
+            source: FileSource::Path(_),
+            ..
+        } = e.body
+        {
+            return Err(bad(
+                i,
+                "a file event sent to the service carries `content` or `pages` (or is uploaded to /files); `path` is not accepted".into(),
+            ));
+        }
+        crate::instant::not_future(e.at, now).map_err(|m| bad(i, m))?;
+        events.push(e);
+    }
+    Ok(events)
+}
+
 impl SubjectLine {
     /// Reads and checks a subject line.
     pub fn from_json(value: &Value) -> Result<SubjectLine, EventError> {

@@ -39,9 +39,41 @@ pub fn parse(s: &str) -> Result<DateTime<Utc>, String> {
     check(t.with_timezone(&Utc))
 }
 
+/// How far past the receiving server's clock a client's instant may be: two
+/// machines' clocks disagree by seconds, and a write dated later than this
+/// did not happen yet.
+pub const FUTURE_SKEW: chrono::Duration = chrono::Duration::minutes(5);
+
+/// `t` itself when it is no later than `now` + [`FUTURE_SKEW`], else why
+/// not. For what a client writes over the network (an event, an answer, an
+/// erasure); imports of history and the operator's own `--at` are not held
+/// to the clock.
+pub fn not_future(t: DateTime<Utc>, now: DateTime<Utc>) -> Result<DateTime<Utc>, String> {
+    if t > now + FUTURE_SKEW {
+        return Err(format!(
+            "{} is later than the server's clock ({}) by more than {} minutes: a write is dated when it happened",
+            t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
+            FUTURE_SKEW.num_minutes()
+        ));
+    }
+    Ok(t)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_clients_instant_is_not_later_than_the_clock_and_its_skew() {
+        let now = parse("2026-12-07T10:00:00Z").unwrap();
+        assert!(not_future(now, now).is_ok());
+        assert!(not_future(now + FUTURE_SKEW, now).is_ok());
+        assert!(not_future(parse("1990-01-01T00:00:00Z").unwrap(), now).is_ok());
+        let err = not_future(latest(), now).unwrap_err();
+        assert!(err.contains("later than the server's clock"), "{err}");
+        assert!(not_future(now + FUTURE_SKEW + chrono::Duration::seconds(1), now).is_err());
+    }
 
     #[test]
     fn the_range_is_inclusive_and_read_in_utc() {

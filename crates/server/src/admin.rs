@@ -1,7 +1,7 @@
 //! Operator routes: the nightly loop for every active subject (admin keys
 //! only), and the background schedule `serve --nightly-every` uses.
 
-use crate::api::{JsonBody, at_or_now};
+use crate::api::{JsonBody, written_at};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -42,7 +42,7 @@ pub async fn nightly(
             "the nightly loop runs for every tenant: it needs an admin key",
         ));
     }
-    let at = at_or_now(body.at.as_deref())?;
+    let at = written_at(body.at.as_deref())?;
     let since = body
         .since
         .as_deref()

@@ -86,6 +86,19 @@ pub fn at_or_now(at: Option<&str>) -> ApiResult<DateTime<Utc>> {
     }
 }
 
+/// The instant of something a tenant writes: [`at_or_now`], and no later
+/// than the server's clock and [`tm_model::instant::FUTURE_SKEW`] (a write
+/// dated in year 9999 would stand in the log for ever).
+pub fn written_at(at: Option<&str>) -> ApiResult<DateTime<Utc>> {
+    not_future(at_or_now(at)?)
+}
+
+/// `at` when it is not later than the server's clock and its skew.
+pub fn not_future(at: DateTime<Utc>) -> ApiResult<DateTime<Utc>> {
+    tm_model::instant::not_future(at, Utc::now())
+        .map_err(|e| ApiError::invalid(format!("`at`: {e}")))
+}
+
 /// The subject, when it exists and its learner is the tenant's; 404 otherwise
 /// (another tenant's subject must be indistinguishable from a missing one).
 pub fn owned(brain: &Brain, tenant: &Tenant, learner: &str, subject: &str) -> ApiResult<Subject> {
@@ -170,7 +183,7 @@ pub async fn create_subject(
         .map(tm_model::subject::parse_tz)
         .transpose()
         .map_err(|e| ApiError::invalid(e.to_string()))?;
-    let at = at_or_now(body.at.as_deref())?;
+    let at = written_at(body.at.as_deref())?;
     let (subject, created) = state
         .blocking(move |brain| {
             Ok(brain.create_subject(
@@ -271,47 +284,15 @@ pub async fn get_subject(
 /// v1 rules (docs/formats.md), no subject lines, and no `path` (the server's file
 /// system is not the client's). Errors name the event (1-based).
 pub fn client_events(body: serde_json::Value) -> ApiResult<Vec<Event>> {
-    let values = match body {
-        serde_json::Value::Array(a) => a,
-        o @ serde_json::Value::Object(_) => vec![o],
-        _ => {
-            return Err(ApiError::invalid(
-                "send one event object or an array of them",
-            ));
-        }
-    };
-    if values.is_empty() {
-        return Err(ApiError::invalid("no events"));
-    }
-    let bad = |i: usize, message: String| {
-        ApiError::new(
+    use tm_model::events::ClientEventsError as E;
+    tm_model::events::from_client(body, Utc::now()).map_err(|e| match e {
+        E::Shape(m) => ApiError::invalid(m),
+        E::Event { index, message } => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_event",
-            format!("event {}: {message}", i + 1),
-        )
-    };
-    let mut events = Vec::with_capacity(values.len());
-    for (i, v) in values.into_iter().enumerate() {
-        if tm_model::events::is_subject_line(&v) {
-            return Err(bad(
-                i,
-                "the subject is named by the URL, not by a subject line".into(),
-            ));
-        }
-        let e = Event::from_json(v).map_err(|e| bad(i, e.0))?;
-        if let EventBody::File {
-            source: FileSource::Path(_),
-            ..
-        } = e.body
-        {
-            return Err(bad(
-                i,
-                "a file event over HTTP carries `content` or `pages`, or is uploaded to /files; `path` is not accepted".into(),
-            ));
-        }
-        events.push(e);
-    }
-    Ok(events)
+            format!("event {index}: {message}"),
+        ),
+    })
 }
 
 /// One event as `POST …/events` takes it (docs/formats.md, v1), for the
@@ -537,7 +518,7 @@ pub async fn upload_file(
         })?;
     // One rule for a file's name, however it arrives (here or in an event).
     tm_model::events::file_name(&name).map_err(|e| ApiError::invalid(e.0))?;
-    let at = at_or_now(at.as_deref())?;
+    let at = written_at(at.as_deref())?;
     let event = Event::new(
         at,
         EventBody::File {
@@ -579,7 +560,7 @@ pub async fn teach(
     Path((learner, subject)): Path<(String, String)>,
     JsonBody(body): JsonBody<TeachRequest>,
 ) -> ApiResult<axum::Json<Taught>> {
-    let at = at_or_now(body.at.as_deref())?;
+    let at = written_at(body.at.as_deref())?;
     let out = state
         .blocking(move |brain| {
             let s = owned(brain, &tenant, &learner, &subject)?;

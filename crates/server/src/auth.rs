@@ -71,13 +71,13 @@ pub async fn authenticate(state: &AppState, key: &str) -> ApiResult<Tenant> {
     if owner.revoked || !constant_time_eq(owner.sha256.as_bytes(), presented.as_bytes()) {
         return Err(bad());
     }
-    Ok(state.remember(presented, owner))
+    Ok(state.remember(&presented, owner))
 }
 
 impl AppState {
     /// The tenant a verified key (or session) speaks for, remembered under
     /// `cache_key` for [`KEY_CACHE_TTL`].
-    pub(crate) fn remember(&self, cache_key: String, owner: tm_model::tenants::KeyOwner) -> Tenant {
+    pub(crate) fn remember(&self, cache_key: &str, owner: tm_model::tenants::KeyOwner) -> Tenant {
         let tenant = Tenant {
             id: owner.tenant_id,
             name: owner.tenant,

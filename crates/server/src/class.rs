@@ -17,10 +17,8 @@
 use crate::auth::{Tenant, bearer};
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
-use crate::web::{
-    PageQuery, ReportQuery, esc, html_with_policy, no_store, page_error, page_head, page_tenant,
-};
-use axum::extract::{Path, Query, State};
+use crate::web::{PageQuery, esc, html_with_policy, no_store, page_error, page_head, page_tenant};
+use axum::extract::{Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -73,7 +71,7 @@ fn answer(v: &ClassView, format: Format) -> Response {
         // The grid is one image, inline: `data:` images are allowed here.
         Format::Html => html_with_policy(
             render(v),
-            "default-src 'none'; style-src 'unsafe-inline'; img-src data:",
+            "default-src 'none'; style-src 'unsafe-inline'; img-src data:; frame-ancestors 'none'",
         ),
         Format::Json => axum::Json(v).into_response(),
         Format::Csv => {
@@ -94,13 +92,37 @@ async fn class_of(
     tenant: Tenant,
     course: String,
     at: chrono::DateTime<chrono::Utc>,
+    page: usize,
 ) -> ApiResult<ClassView> {
     if tm_model::subject::check_slug(&course).is_err() {
         return Err(ApiError::unknown_subject(&course));
     }
     state
-        .blocking(move |brain| Ok(brain.class(tenant.id, &course, at)?))
+        .blocking(move |brain| Ok(brain.class(tenant.id, &course, at, page)?))
         .await
+}
+
+/// A page number from the address: 1 on (default 1).
+fn page_number(given: Option<&str>) -> ApiResult<usize> {
+    match given {
+        None => Ok(1),
+        Some(p) => p
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| ApiError::invalid("`page` is a whole number from 1")),
+    }
+}
+
+/// What the class API's address may carry.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct ClassQuery {
+    /// The view's instant (RFC 3339; default: now).
+    pub at: Option<String>,
+    /// Which page of learners (1 on; `learners_total` and `pages` say how
+    /// many there are).
+    pub page: Option<usize>,
 }
 
 /// A class: every learner of yours with a subject of this name.
@@ -108,14 +130,14 @@ async fn class_of(
 /// JSON by default; CSV (one row a learner, one column a concept) with
 /// `Accept: text/csv`.
 #[utoipa::path(get, path = "/v1/classes/{course}", tag = "classes",
-    params(("course" = String, Path, description = "the subject name the learners share"), ReportQuery),
+    params(("course" = String, Path, description = "the subject name the learners share"), ClassQuery),
     responses((status = 200, body = ClassView), (status = 404, body = ErrorBody)),
     security(("bearer" = [])))]
 pub async fn class_json(
     State(state): State<AppState>,
     tenant: Tenant,
     Path(course): Path<String>,
-    crate::api::ApiQuery(q): crate::api::ApiQuery<ReportQuery>,
+    crate::api::ApiQuery(q): crate::api::ApiQuery<ClassQuery>,
     headers: HeaderMap,
 ) -> ApiResult<Response> {
     let at = crate::api::at_or_now(q.at.as_deref())?;
@@ -123,7 +145,10 @@ pub async fn class_json(
         Format::Csv => Format::Csv,
         _ => Format::Json,
     };
-    let v = class_of(&state, tenant, course, at).await?;
+    if q.page == Some(0) {
+        return Err(ApiError::invalid("`page` is a whole number from 1"));
+    }
+    let v = class_of(&state, tenant, course, at, q.page.unwrap_or(1)).await?;
     Ok(answer(&v, format))
 }
 
@@ -131,20 +156,24 @@ pub async fn class_json(
 pub async fn class_page(
     State(state): State<AppState>,
     Path(course): Path<String>,
-    Query(q): Query<PageQuery>,
     parts: Parts,
 ) -> Response {
+    let q = PageQuery::of(&parts);
     let result = async {
         let now = chrono::Utc::now();
         let format = Format::chosen(q.format.as_deref(), &parts.headers, Format::Html)?;
         let presented = bearer(&parts).map(str::to_string).or(q.key.clone());
         let tenant = page_tenant(&state, &parts, presented.as_deref(), now).await?;
         let at = crate::api::at_or_now(q.at.as_deref())?;
-        if let (Some(key), Format::Html) = (&q.key, format) {
+        let page = page_number(q.page.as_deref())?;
+        let v = class_of(&state, tenant, course, at, page).await?;
+        if let Some(key) = &q.key {
+            // A key in the address, whatever the format: the session is set
+            // for a class the tenant has (just read), and the browser sent on
+            // to the address without the key.
             let path = parts.uri.path();
             return crate::web::to_clean_url(&parts, key, now, crate::session::COOKIE, path);
         }
-        let v = class_of(&state, tenant, course, at).await?;
         Ok(answer(&v, format))
     }
     .await;
@@ -221,22 +250,39 @@ fn hex(c: [u8; 3]) -> String {
 /// 500 × 40 quick to draw: the same 20,000 cells as table cells, or as
 /// gradient stops, took a browser most of a second to lay out.
 fn grid_png(v: &ClassView) -> Vec<u8> {
-    let (cols, rows) = (v.concepts.len() as u32, v.learners.len() as u32);
-    let (w, h) = ((cols * CELL_W).max(1), (rows * CELL_H).max(1));
+    // A view is at most MAX_COLUMNS × LEARNERS_PER_PAGE cells; the sizes are
+    // checked all the same, and a size that does not fit is no image.
+    let size = |n: usize, cell: u32| {
+        u32::try_from(n)
+            .ok()
+            .and_then(|n| n.checked_mul(cell))
+            .map(|x| x.max(1))
+    };
+    let (Some(w), Some(h)) = (
+        size(v.concepts.len(), CELL_W),
+        size(v.learners.len(), CELL_H),
+    ) else {
+        return Vec::new();
+    };
+    let Some(area) = (w as usize).checked_mul(h as usize) else {
+        return Vec::new();
+    };
     // Palette: white (the gaps), then the standings in `Standing::ALL`'s order.
     let mut palette = vec![0xff, 0xff, 0xff];
     for s in Standing::ALL {
         palette.extend_from_slice(&colour(s));
     }
     let index = |s: Standing| 1 + Standing::ALL.iter().position(|x| *x == s).unwrap_or(3) as u8;
-    let mut pixels = vec![0u8; (w * h) as usize];
+    let mut pixels = vec![0u8; area];
+    let (row_len, cw, ch) = (w as usize, CELL_W as usize, CELL_H as usize);
     for (r, l) in v.learners.iter().enumerate() {
-        for (c, s) in l.standings.iter().enumerate() {
+        for (c, s) in l.standings.iter().enumerate().take(v.concepts.len()) {
             let ink = index(*s);
-            for y in 0..CELL_H - 1 {
-                let row = (r as u32 * CELL_H + y) * w + c as u32 * CELL_W;
-                let from = row as usize;
-                pixels[from..from + (CELL_W - 1) as usize].fill(ink);
+            for y in 0..ch - 1 {
+                let from = (r * ch + y) * row_len + c * cw;
+                if let Some(cells) = pixels.get_mut(from..from + cw - 1) {
+                    cells.fill(ink);
+                }
             }
         }
     }
@@ -257,14 +303,20 @@ fn grid_png(v: &ClassView) -> Vec<u8> {
 pub fn render(v: &ClassView) -> String {
     let mut o = String::new();
     o.push_str(&page_head(&format!("Class {}", v.course), CLASS_STYLE));
+    let page = if v.pages > 1 {
+        format!("&amp;page={}", v.page)
+    } else {
+        String::new()
+    };
     let _ = write!(
         o,
-        "<header><p><a href=\"/\">All learners</a></p><h1>Class {}</h1><p class=\"muted\">{} learners · {} concepts · as of {} · <a href=\"?format=csv\">CSV</a> · <a href=\"?format=json\">JSON</a></p></header><main>",
+        "<header><p><a href=\"/\">All learners</a></p><h1>Class {}</h1><p class=\"muted\">{} learners · {} concepts · as of {} · <a href=\"?format=csv{page}\">CSV</a> · <a href=\"?format=json{page}\">JSON</a></p></header><main>",
         esc(&v.course),
-        v.learners.len(),
-        v.concepts.len(),
+        v.learners_total,
+        v.concepts_total,
         v.at.format("%Y-%m-%d %H:%M UTC"),
     );
+    bounds(&mut o, v);
     o.push_str("<p class=\"key\">");
     for s in Standing::ALL {
         let ink = if s == Standing::NoEvidence {
@@ -346,6 +398,43 @@ fn grid(o: &mut String, v: &ClassView) {
     );
 }
 
+/// What the page leaves out, said where it is left out: the concepts past
+/// the columns, and the other pages of learners.
+fn bounds(o: &mut String, v: &ClassView) {
+    if v.concepts.len() < v.concepts_total {
+        let _ = write!(
+            o,
+            "<p id=\"columns-shown\" class=\"muted\">The grid shows {} of the course's {} concepts: those the class struggles with most, then still learns. The counts below are over every concept.</p>",
+            v.concepts.len(),
+            v.concepts_total
+        );
+    }
+    if v.pages > 1 {
+        let first = (v.page - 1) * tm_brain::class::LEARNERS_PER_PAGE + 1;
+        let last = first + v.learners.len().saturating_sub(1);
+        let _ = write!(
+            o,
+            "<nav id=\"pages\" aria-label=\"pages of learners\"><p>Learners {first}–{last} of {} (page {} of {})",
+            v.learners_total, v.page, v.pages
+        );
+        if v.page > 1 {
+            let _ = write!(
+                o,
+                " · <a href=\"?page={}\" rel=\"prev\">previous</a>",
+                v.page - 1
+            );
+        }
+        if v.page < v.pages {
+            let _ = write!(
+                o,
+                " · <a href=\"?page={}\" rel=\"next\">next</a>",
+                v.page + 1
+            );
+        }
+        o.push_str("</p></nav>");
+    }
+}
+
 fn struggling(o: &mut String, v: &ClassView) {
     o.push_str("<h2>What the class struggles with most</h2>");
     if v.struggling.is_empty() {
@@ -353,7 +442,7 @@ fn struggling(o: &mut String, v: &ClassView) {
         return;
     }
     o.push_str("<table id=\"struggling\"><tr><th>concept</th><th>struggle</th><th>still learning</th><th>understand</th><th>no evidence</th></tr>");
-    let n = v.learners.len().max(1) as f64;
+    let n = v.learners_total.max(1) as f64;
     for c in &v.struggling {
         let _ = write!(
             o,
@@ -470,6 +559,10 @@ mod tests {
                     ],
                 ),
             ],
+            concepts_total: 3,
+            learners_total: 2,
+            page: 1,
+            pages: 1,
             struggling: vec![],
             quiet: vec![],
             stale_citations: vec![],

@@ -50,7 +50,7 @@ pub async fn erase_subject(
     Path((learner, subject)): Path<(String, String)>,
     ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
-    let at = q.at.unwrap_or_else(Utc::now);
+    let at = crate::api::not_future(q.at.unwrap_or_else(Utc::now))?;
     let erased = state
         .blocking(move |brain| {
             let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
@@ -74,7 +74,7 @@ pub async fn erase_episode(
     Path((learner, subject, seq)): Path<(String, String, u64)>,
     ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
-    let at = q.at.unwrap_or_else(Utc::now);
+    let at = crate::api::not_future(q.at.unwrap_or_else(Utc::now))?;
     let erased = state
         .blocking(move |brain| {
             let s = crate::api::owned(brain, &tenant, &learner, &subject)?;
@@ -96,7 +96,7 @@ pub async fn erase_learner(
     Path(learner): Path<String>,
     ApiQuery(q): ApiQuery<EraseQuery>,
 ) -> ApiResult<axum::Json<serde_json::Value>> {
-    let at = q.at.unwrap_or_else(Utc::now);
+    let at = crate::api::not_future(q.at.unwrap_or_else(Utc::now))?;
     let erased = state
         .blocking(move |brain| {
             let scope = Scope::TenantLearner {
@@ -140,7 +140,7 @@ pub async fn erase_tenant(
             "erasing every learner of the tenant needs confirm=<the tenant's name>",
         ));
     }
-    let at = q.at.unwrap_or_else(Utc::now);
+    let at = crate::api::not_future(q.at.unwrap_or_else(Utc::now))?;
     let erased = state
         .blocking(move |brain| {
             let scope = Scope::Tenant {

@@ -87,7 +87,7 @@ impl IntoResponse for ApiError {
         let body = ErrorBody {
             error: ErrorDetail {
                 code: self.code.to_string(),
-                message: self.message,
+                message: tm_brain::cut_message(&self.message).into_owned(),
             },
         };
         (self.status, axum::Json(body)).into_response()

@@ -4,7 +4,7 @@
 //! (answered, partial, couldnt), saved as a `grounding` annotation on the
 //! answer episode when the answer is named. No model is called.
 
-use crate::api::{JsonBody, at_or_now, owned};
+use crate::api::{JsonBody, owned, written_at};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -55,7 +55,7 @@ pub async fn grounding(
     Path((learner, subject)): Path<(String, String)>,
     JsonBody(body): JsonBody<GroundingRequest>,
 ) -> ApiResult<axum::Json<GroundingOut>> {
-    let at = at_or_now(body.at.as_deref())?;
+    let at = written_at(body.at.as_deref())?;
     if body.recalled.len() > 1_000 {
         return Err(ApiError::invalid("at most 1000 recalled ids"));
     }

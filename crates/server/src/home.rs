@@ -11,7 +11,7 @@ use crate::auth::bearer;
 use crate::error::ApiResult;
 use crate::state::AppState;
 use crate::web::{PageQuery, esc, html, no_store, page_error, page_head, page_tenant};
-use axum::extract::{Query, State};
+use axum::extract::State;
 use axum::http::request::Parts;
 use axum::response::Response;
 use chrono::{DateTime, Utc};
@@ -20,11 +20,8 @@ use std::fmt::Write;
 use tm_model::subject::Subject;
 
 /// The home page.
-pub async fn home_page(
-    State(state): State<AppState>,
-    Query(q): Query<PageQuery>,
-    parts: Parts,
-) -> Response {
+pub async fn home_page(State(state): State<AppState>, parts: Parts) -> Response {
+    let q = PageQuery::of(&parts);
     let mut res = page(&state, q, &parts).await.unwrap_or_else(page_error);
     no_store(&mut res);
     res

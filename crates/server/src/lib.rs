@@ -11,6 +11,7 @@ pub mod admin;
 pub mod api;
 pub mod auth;
 pub mod class;
+pub mod conn;
 pub mod erase;
 pub mod error;
 pub mod export;
@@ -130,6 +131,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 pub fn app(state: AppState) -> Router {
     let (router, doc) = routes(state.config().max_upload_bytes);
     let doc = std::sync::Arc::new(doc);
+    let body_timeout = state.config().limits.body_timeout;
+    let header_bytes = state.config().limits.header_bytes;
     router
         .route(
             "/v1/openapi.json",
@@ -150,7 +153,14 @@ pub fn app(state: AppState) -> Router {
                 .layer(middleware::from_fn_with_state(state.clone(), mcp_auth)),
         )
         .layer(DefaultBodyLimit::max(state.config().max_json_bytes))
+        .layer(middleware::from_fn(move |req, next| {
+            conn::body_deadline(body_timeout, req, next)
+        }))
+        .layer(middleware::from_fn(move |req, next| {
+            conn::head_limit(header_bytes, req, next)
+        }))
         .layer(middleware::from_fn(json_errors))
+        .layer(middleware::from_fn(guarded))
         .layer(middleware::from_fn_with_state(state.clone(), track))
         .layer(middleware::from_fn(catch_panic))
         .with_state(state)
@@ -191,6 +201,15 @@ async fn parsed_json_rpc(
         return Err(ApiError::too_large(limit).into_response());
     };
     match serde_json::from_slice::<serde_json::Value>(&bytes) {
+        Ok(serde_json::Value::Array(_)) => Err((
+            StatusCode::BAD_REQUEST,
+            axum::Json(serde_json::json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32600, "message": "batch requests are not supported: send one JSON-RPC message a request"},
+            })),
+        )
+            .into_response()),
         Ok(_) => Ok(bytes),
         Err(e) => Err((
             StatusCode::BAD_REQUEST,
@@ -242,6 +261,24 @@ async fn json_errors(req: Request, next: Next) -> Response {
     ApiError::new(status, code, message).into_response()
 }
 
+/// Every answer is personal data or about it: no cache keeps one unless
+/// its handler said otherwise (`Cache-Control: no-store`), no page is framed
+/// by another site (`X-Frame-Options: DENY`, besides each page's
+/// `frame-ancestors 'none'`), and no browser guesses another type.
+async fn guarded(req: Request, next: Next) -> Response {
+    let mut res = next.run(req).await;
+    let h = res.headers_mut();
+    if !h.contains_key(header::CACHE_CONTROL) {
+        h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    res
+}
+
 /// A panic anywhere in a handler is a 500 answer, never a dead connection or
 /// a dead server.
 async fn catch_panic(req: Request, next: Next) -> Response {
@@ -253,16 +290,16 @@ async fn catch_panic(req: Request, next: Next) -> Response {
 
 /// Serves `app` on `listener` until `shutdown` resolves; then stops taking
 /// connections and lets requests in flight finish (their writes commit before
-/// their answers, so no acknowledged write is lost). Requests hyper cannot
-/// parse are answered in the JSON error shape too ([`wire`]).
+/// their answers, so no acknowledged write is lost). The connections are held
+/// to the state's [`conn::Limits`]; requests hyper cannot parse are answered
+/// in the JSON error shape too ([`wire`]).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     state: AppState,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(wire::JsonAnswers(listener), app(state))
-        .with_graceful_shutdown(shutdown)
-        .await
+    let limits = state.config().limits.clone();
+    conn::serve(listener, app(state), limits, shutdown).await
 }
 
 /// Resolves on Ctrl-C or SIGTERM.

@@ -58,21 +58,11 @@ pub async fn open(
             "the report's session has expired or is not valid here: open the page again with ?key=<key>",
         )
     };
-    let mut parts = value.split('.');
-    let (Some("v1"), Some(prefix), Some(exp), Some(given), None) = (
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-        parts.next(),
-    ) else {
-        return Err(expired());
-    };
-    let exp: i64 = exp.parse().map_err(|_| expired())?;
-    if exp <= now.timestamp() || prefix.len() != crate::auth::PREFIX_LEN {
+    let (prefix, exp, given) = canonical(value).ok_or_else(expired)?;
+    if exp <= now.timestamp() {
         return Err(expired());
     }
-    let cache_key = format!("session {value} {path}");
+    let cache_key = format!("session\n{value}\n{path}");
     if let Some(t) = state.cached_key(&cache_key) {
         return Ok(t);
     }
@@ -85,12 +75,74 @@ pub async fn open(
     if owner.revoked || !constant_time_eq(want.as_bytes(), given.as_bytes()) {
         return Err(expired());
     }
-    Ok(state.remember(cache_key, owner))
+    Ok(state.remember(&cache_key, owner))
+}
+
+/// The fields of a cookie spelt exactly as [`issue`] spells them: `v1`, a
+/// prefix of [`crate::auth::PREFIX_LEN`] lowercase hex digits, the expiry in
+/// decimal digits with no sign and no leading zero, a MAC of 64 lowercase
+/// hex digits. Any other spelling is refused before a MAC is computed or the
+/// store asked, so one valid cookie has one spelling and so one cache entry.
+fn canonical(value: &str) -> Option<(&str, i64, &str)> {
+    let lower_hex = |s: &str, n: usize| {
+        s.len() == n
+            && s.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    let mut parts = value.split('.');
+    let (Some("v1"), Some(prefix), Some(exp), Some(mac), None) = (
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+        parts.next(),
+    ) else {
+        return None;
+    };
+    if !lower_hex(prefix, crate::auth::PREFIX_LEN) || !lower_hex(mac, 64) {
+        return None;
+    }
+    let digits = !exp.is_empty() && exp.len() <= 12 && exp.bytes().all(|b| b.is_ascii_digit());
+    if !digits || exp.starts_with('0') {
+        return None;
+    }
+    Some((prefix, exp.parse().ok()?, mac))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cookie_has_one_spelling() {
+        let d = "ab".repeat(32);
+        let good = issue(
+            "0123456789ab",
+            &d,
+            "/",
+            DateTime::from_timestamp(1_800_000_000, 0).unwrap(),
+        );
+        let (prefix, exp, mac) = canonical(&good).unwrap();
+        assert_eq!((prefix, exp), ("0123456789ab", 1_800_000_000));
+        assert_eq!(mac.len(), 64);
+        let mac = mac.to_string();
+        for other in [
+            format!("v1.0123456789ab.01800000000.{mac}"),
+            format!("v1.0123456789ab.0001800000000.{mac}"),
+            format!("v1.0123456789ab.+1800000000.{mac}"),
+            format!("v1.0123456789ab.-1800000000.{mac}"),
+            format!("v1.0123456789ab. 1800000000.{mac}"),
+            format!("v1.0123456789AB.1800000000.{mac}"),
+            format!("v1.0123456789ab.1800000000.{}", mac.to_uppercase()),
+            format!("v1.0123456789ab.1800000000.{mac}0"),
+            format!("v1.0123456789ab.1800000000.{mac}.x"),
+            format!("v1.0123456789ab.{}.{mac}", "9".repeat(13)),
+            format!("v2.0123456789ab.1800000000.{mac}"),
+            "v1.0123456789ab..".to_string(),
+        ] {
+            assert!(canonical(&other).is_none(), "{other}");
+        }
+    }
 
     #[test]
     fn a_mac_binds_the_key_the_expiry_and_the_page() {

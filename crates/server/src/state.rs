@@ -31,6 +31,8 @@ pub struct Config {
     pub max_upload_bytes: usize,
     /// The OpenAI-compatible chat endpoint; `None`: turns are dry runs.
     pub chat: Option<LlmConfig>,
+    /// What the connections may hold, and for how long.
+    pub limits: crate::conn::Limits,
 }
 
 impl Default for Config {
@@ -39,6 +41,7 @@ impl Default for Config {
             max_json_bytes: 1024 * 1024,
             max_upload_bytes: 32 * 1024 * 1024,
             chat: None,
+            limits: crate::conn::Limits::default(),
         }
     }
 }
@@ -48,7 +51,18 @@ struct Inner {
     chat: Option<ChatClient>,
     config: Config,
     metrics: Metrics,
-    keys: Mutex<HashMap<String, (Tenant, Instant)>>,
+    /// Verified keys and sessions by the SHA-256 of what was presented: an
+    /// entry is the same size whatever a client sends.
+    keys: Mutex<HashMap<[u8; 32], (Tenant, Instant)>>,
+}
+
+/// The most keys and sessions remembered at once; an entry is a digest and
+/// a tenant (named by the operator, not by a client).
+pub const MAX_CACHED_KEYS: usize = 10_000;
+
+fn cache_digest(presented: &str) -> [u8; 32] {
+    use sha2::Digest;
+    sha2::Sha256::digest(presented.as_bytes()).into()
 }
 
 /// Cheap to clone: one `Arc`.
@@ -98,18 +112,35 @@ impl AppState {
             .map_err(|e| ApiError::internal(format!("the work failed: {e}")))?
     }
 
-    pub(crate) fn cached_key(&self, digest: &str) -> Option<Tenant> {
+    pub(crate) fn cached_key(&self, presented: &str) -> Option<Tenant> {
         let keys = self.inner.keys.lock().unwrap_or_else(|p| p.into_inner());
-        keys.get(digest)
+        keys.get(&cache_digest(presented))
             .filter(|(_, at)| at.elapsed() < KEY_CACHE_TTL)
             .map(|(t, _)| t.clone())
     }
 
-    pub(crate) fn cache_key(&self, digest: String, tenant: Tenant, at: Instant) {
+    /// Remembers a verified key or session under the digest of what was
+    /// presented. Full, the expired entries go first, then the older half.
+    pub(crate) fn cache_key(&self, presented: &str, tenant: Tenant, at: Instant) {
         let mut keys = self.inner.keys.lock().unwrap_or_else(|p| p.into_inner());
-        if keys.len() > 10_000 {
+        if keys.len() >= MAX_CACHED_KEYS {
             keys.retain(|_, (_, t)| t.elapsed() < KEY_CACHE_TTL);
         }
-        keys.insert(digest, (tenant, at));
+        if keys.len() >= MAX_CACHED_KEYS {
+            let mut ages: Vec<Instant> = keys.values().map(|(_, t)| *t).collect();
+            ages.sort_unstable();
+            let cut = ages[ages.len() / 2];
+            keys.retain(|_, (_, t)| *t > cut);
+        }
+        keys.insert(cache_digest(presented), (tenant, at));
+    }
+
+    /// How many keys and sessions are remembered now.
+    pub fn cached_keys(&self) -> usize {
+        self.inner
+            .keys
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .len()
     }
 }

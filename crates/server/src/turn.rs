@@ -11,7 +11,7 @@
 //! of the answer), then `done` (`{"answer_seq", "recalled", "stance"}`) or `error`
 //! (`{"error":{"code","message"}}`).
 
-use crate::api::{JsonBody, at_or_now, owned};
+use crate::api::{JsonBody, owned, written_at};
 use crate::auth::Tenant;
 use crate::error::{ApiError, ApiResult, ErrorBody};
 use crate::state::AppState;
@@ -83,7 +83,7 @@ pub async fn turn(
     JsonBody(body): JsonBody<TurnRequest>,
 ) -> ApiResult<Response> {
     let req = BrainTurn {
-        at: at_or_now(body.at.as_deref())?,
+        at: written_at(body.at.as_deref())?,
         tz: body
             .tz
             .as_deref()

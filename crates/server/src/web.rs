@@ -18,7 +18,7 @@ use crate::auth::{Tenant, authenticate, bearer};
 use crate::error::{ApiError, ApiResult};
 use crate::state::AppState;
 use crate::view::{ReportView, gather};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
@@ -43,7 +43,7 @@ pub fn esc(s: &str) -> String {
 }
 
 /// What a page's address may carry.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Default)]
 pub struct PageQuery {
     pub key: Option<String>,
     /// The report's instant (RFC 3339; default: now).
@@ -52,6 +52,32 @@ pub struct PageQuery {
     pub format: Option<String>,
     /// The home page's search.
     pub q: Option<String>,
+    /// The class page's page of learners (1 on).
+    pub page: Option<String>,
+}
+
+impl PageQuery {
+    /// The page's parameters as a form decodes them (so `%6bey` is `key`),
+    /// the first of each name counting; any other name is ignored. A doubled
+    /// key is no error a browser would keep in its history: the first opens
+    /// the page, and the clean address drops both.
+    pub fn of(parts: &Parts) -> PageQuery {
+        let mut q = PageQuery::default();
+        for (name, value) in form_urlencoded::parse(parts.uri.query().unwrap_or("").as_bytes()) {
+            let slot = match name.as_ref() {
+                "key" => &mut q.key,
+                "at" => &mut q.at,
+                "format" => &mut q.format,
+                "q" => &mut q.q,
+                "page" => &mut q.page,
+                _ => continue,
+            };
+            if slot.is_none() {
+                *slot = Some(value.into_owned());
+            }
+        }
+        q
+    }
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
@@ -61,8 +87,10 @@ pub struct ReportQuery {
     pub at: Option<String>,
 }
 
-/// The value of the cookie `name`, if the request sends it.
-fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
+/// The values of the cookie `name` the request sends, in its order (a
+/// browser sends two of one name when two paths set it, or a stale one
+/// stays beside a new one), at most [`MAX_COOKIES_TRIED`].
+fn cookies<'a>(parts: &'a Parts, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
     parts
         .headers
         .get_all(header::COOKIE)
@@ -70,9 +98,13 @@ fn cookie<'a>(parts: &'a Parts, name: &str) -> Option<&'a str> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|c| c.trim().split_once('='))
-        .find(|(n, _)| *n == name)
+        .filter(move |(n, _)| *n == name)
         .map(|(_, v)| v)
+        .take(MAX_COOKIES_TRIED)
 }
+
+/// How many cookies of one name a page tries before it gives up.
+const MAX_COOKIES_TRIED: usize = 4;
 
 /// A report's answer is personal data: no cache may keep it.
 pub(crate) fn no_store(res: &mut Response) {
@@ -85,18 +117,20 @@ pub(crate) fn page_error(e: ApiError) -> Response {
         "<!doctype html><html lang=\"en\"><meta charset=\"utf-8\"><title>{}</title><body><h1>{}</h1><p>{}</p></body></html>",
         e.status.as_u16(),
         e.status.canonical_reason().unwrap_or("error"),
-        esc(&e.message)
+        esc(&tm_brain::cut_message(&e.message))
     );
-    (e.status, Html(body)).into_response()
+    let mut res = html(body);
+    *res.status_mut() = e.status;
+    res
 }
 
 /// The report page of one subject.
 pub async fn report_page(
     State(state): State<AppState>,
     Path((learner, subject)): Path<(String, String)>,
-    Query(q): Query<PageQuery>,
     parts: Parts,
 ) -> Response {
+    let q = PageQuery::of(&parts);
     let mut res = page(&state, learner, subject, q, &parts)
         .await
         .unwrap_or_else(page_error);
@@ -138,7 +172,8 @@ async fn page(
 
 /// The policy of every page: it loads nothing but its own inline style (no
 /// script runs on any page).
-pub(crate) const PAGE_POLICY: &str = "default-src 'none'; style-src 'unsafe-inline'";
+pub(crate) const PAGE_POLICY: &str =
+    "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'";
 
 /// A page's answer: no referrer, and [`PAGE_POLICY`].
 pub(crate) fn html(page: String) -> Response {
@@ -185,7 +220,7 @@ pub(crate) async fn page_tenant(
         (crate::session::TENANT_COOKIE, crate::session::HOME),
     ];
     for (name, scope) in sessions {
-        if let Some(value) = cookie(parts, name) {
+        for value in cookies(parts, name) {
             match crate::session::open(state, value, scope, now).await {
                 Ok(t) => return Ok(t),
                 Err(e) => refused = Some(e),
@@ -209,19 +244,7 @@ pub(crate) fn to_clean_url(
     name: &str,
     scope: &str,
 ) -> ApiResult<Response> {
-    let query: Vec<&str> = parts
-        .uri
-        .query()
-        .unwrap_or("")
-        .split('&')
-        .filter(|p| !p.is_empty() && p.split('=').next() != Some("key"))
-        .collect();
-    let path = parts.uri.path();
-    let mut location = path.to_string();
-    if !query.is_empty() {
-        location.push('?');
-        location.push_str(&query.join("&"));
-    }
+    let location = clean_url(parts.uri.path(), parts.uri.query());
     let https = parts.uri.scheme_str() == Some("https")
         || parts
             .headers
@@ -252,6 +275,27 @@ pub(crate) fn to_clean_url(
     );
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     Ok(res)
+}
+
+/// The address `path?query` without any parameter whose name, decoded, is
+/// `key` (`%6bey`, `k%65y` and a doubled key included): the query is read
+/// as a form decodes it, the same reading that took the key, and written
+/// again from what remains.
+pub(crate) fn clean_url(path: &str, query: Option<&str>) -> String {
+    let kept: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .filter(|(name, _)| name != "key")
+        .map(|(n, v)| (n.into_owned(), v.into_owned()))
+        .collect();
+    let mut location = path.to_string();
+    if !kept.is_empty() {
+        location.push('?');
+        location.push_str(
+            &form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(kept)
+                .finish(),
+        );
+    }
+    location
 }
 
 /// The report as JSON (the data the page draws).

@@ -1,7 +1,7 @@
 //! The connection under the router: hyper answers a request it cannot parse
 //! (a request line or URI too long for it, headers too large, a malformed
 //! request line) itself, before any of our code sees the request, with a
-//! status and an empty body. [`JsonAnswers`] wraps each accepted connection
+//! status and an empty body. [`Answering`] wraps each accepted connection
 //! so that such an answer goes out in the API's one error shape
 //! (`{"error":{"code","message"}}`) like every other error.
 //!
@@ -12,29 +12,10 @@
 //! its own in its place. A response from the router always has a body, so it
 //! is never touched.
 
-use axum::serve::Listener;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
-
-/// A TCP listener whose connections answer hyper's own parse errors as JSON.
-pub struct JsonAnswers(pub TcpListener);
-
-impl Listener for JsonAnswers {
-    type Io = Answering<TcpStream>;
-    type Addr = std::net::SocketAddr;
-
-    async fn accept(&mut self) -> (Self::Io, Self::Addr) {
-        let (io, addr) = Listener::accept(&mut self.0).await;
-        (Answering { io, pending: None }, addr)
-    }
-
-    fn local_addr(&self) -> io::Result<Self::Addr> {
-        Listener::local_addr(&self.0)
-    }
-}
 
 /// One connection: reads pass through; a bare automatic error head is
 /// replaced by [`replacement`]'s answer.
@@ -43,6 +24,13 @@ pub struct Answering<IO> {
     /// The replacement being written: its bytes, how many are out, and how
     /// many bytes of the caller's buffer it stands for.
     pending: Option<(Vec<u8>, usize, usize)>,
+}
+
+impl<IO> Answering<IO> {
+    /// Wraps one accepted connection.
+    pub fn new(io: IO) -> Self {
+        Answering { io, pending: None }
+    }
 }
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Answering<IO> {
@@ -109,7 +97,7 @@ pub fn replacement(buf: &[u8]) -> Option<Vec<u8>> {
         ),
         "431 " => (
             "headers_too_large",
-            "the request's headers are larger than the server reads",
+            "the request's line and headers are larger than the server reads (see `serve --max-header-bytes`); send large inputs in the body",
         ),
         _ => return None,
     };

@@ -435,7 +435,8 @@ pub trait Store: Reader + Send {
     /// After an erasure: rewrites the storage so that no byte of erased
     /// text remains on disk (SQLite: the full-text indexes merged, the
     /// write-ahead log checkpointed and emptied, VACUUM; PostgreSQL: VACUUM
-    /// of the touched tables). Returns what it did, for people.
+    /// of the touched tables). Returns what it did, for people, naming no
+    /// path or address of the store's (a tenant reads it).
     fn compact(&mut self) -> Result<String>;
 }
 

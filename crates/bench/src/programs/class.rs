@@ -205,7 +205,7 @@ pub fn run(o: &Options) -> Result<()> {
     let t = Instant::now();
     build(&brain, tenant, o.learners, o.concepts, at, 7)?;
     println!("generated in {:.1} s", t.elapsed().as_secs_f64());
-    let (g50, gmax, view) = timed(o.runs, || Ok(brain.class(tenant, COURSE, at)?))?;
+    let (g50, gmax, view) = timed(o.runs, || Ok(brain.class(tenant, COURSE, at, 1)?))?;
     let (h50, hmax, page) = timed(o.runs, || Ok(tm_server::class::render(&view)))?;
     let (j50, jmax, json) = timed(o.runs, || Ok(serde_json::to_vec(&view)?))?;
     let (c50, cmax, csv) = timed(o.runs, || Ok(tm_server::class::csv(&view)))?;
@@ -253,7 +253,7 @@ mod tests {
         let (brain, tenant) = class_brain(&dir.path().join("c.db")).unwrap();
         let at = Utc.with_ymd_and_hms(2026, 11, 30, 12, 0, 0).unwrap();
         build(&brain, tenant, 500, 40, at, 11).unwrap();
-        let v = brain.class(tenant, COURSE, at).unwrap();
+        let v = brain.class(tenant, COURSE, at, 1).unwrap();
         assert_eq!(v.learners.len(), 500);
         assert_eq!(v.concepts.len(), 40);
         let mut evidence = 0;

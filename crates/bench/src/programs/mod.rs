@@ -16,6 +16,7 @@ pub mod locomo;
 pub mod longmemeval;
 pub mod map;
 pub mod nightly;
+pub mod probe;
 pub mod quality;
 pub mod recall;
 pub mod synthetic;

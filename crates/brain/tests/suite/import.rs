@@ -342,6 +342,7 @@ fn concepts_of_different_files_merge_by_embedding_similarity_above_the_threshold
         let ix = tm_brain::record::Indexing {
             embedder,
             extractor: &x,
+            max_concepts: tm_brain::record::DEFAULT_MAX_CONCEPTS,
         };
         tm_brain::import::import_bytes(
             &mut *store,
@@ -471,4 +472,60 @@ fn an_inline_file_of_too_many_pages_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("more than the limit of 5000 pages"), "{err}");
+}
+
+/// A file that would grow the subject's map past its concept cap is refused
+/// whole, and the history before it stays; a replay keeps what was stored.
+#[test]
+fn a_file_past_the_subjects_concept_cap_is_refused() {
+    let file = |name: &str, words: &[&str]| {
+        let content: String = words
+            .iter()
+            .map(|w| format!("## {w}\n\nA {} is one of the topics.\n\n", w.to_lowercase()))
+            .collect();
+        serde_json::json!({"type": "file", "at": "2026-03-01T09:00:00Z", "name": name, "content": content})
+            .to_string()
+    };
+    let mut store = common::memory();
+    let line = r#"{"type":"subject","learner":"ana","subject":"cells"}"#;
+    let first = format!(
+        "{line}\n{}",
+        file("a.md", &["Osmosis", "Diffusion", "Membrane"])
+    );
+    let mut ix = common::ix();
+    ix.max_concepts = 4;
+    let import =
+        |store: &mut dyn tm_store::Store, ix: &tm_brain::record::Indexing<'_>, text: &str| {
+            tm_brain::import::import_bytes(
+                store,
+                ix,
+                "h.jsonl",
+                text.as_bytes(),
+                None,
+                &mut |_, _, _| {},
+            )
+        };
+    import(&mut *store, &ix, &first).unwrap();
+    let s = common::subject(&*store, "ana/cells");
+    let concepts =
+        |store: &dyn tm_store::Reader| store.latest_map(&s).unwrap().unwrap().nodes().len();
+    let before = concepts(&*store);
+    assert!(before >= 3, "{before}");
+    let second = format!(
+        "{line}\n{}",
+        file("b.md", &["Ribosome", "Nucleus", "Vacuole"])
+    );
+    let err = import(&mut *store, &ix, &second).unwrap_err();
+    assert!(err.to_string().contains("at most 4"), "{err}");
+    assert_eq!(err.kind(), tm_brain::ErrorKind::InvalidEvent);
+    assert_eq!(
+        concepts(&*store),
+        before,
+        "nothing of the refused file stored"
+    );
+    assert_eq!(store.episode_count(&s).unwrap(), 1);
+    // Under a cap it fits, the same file goes in.
+    ix.max_concepts = 100;
+    import(&mut *store, &ix, &second).unwrap();
+    assert!(concepts(&*store) > before);
 }

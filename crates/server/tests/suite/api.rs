@@ -19,12 +19,12 @@ pub(crate) struct Harness {
     /// Tenant "blue".
     pub(crate) b: String,
     /// An admin key (tenant "ops").
-    admin: String,
+    pub(crate) admin: String,
     _db: tm_store::postgres::cluster::TestLocation,
     _dir: tempfile::TempDir,
 }
 
-fn harness_with(config: Config) -> Harness {
+pub(crate) fn harness_with(config: Config) -> Harness {
     let dir = tempfile::tempdir().unwrap();
     let db = tm_store::postgres::cluster::location(dir.path().join("t.db"));
     let location = db.as_str().to_string();
@@ -64,7 +64,7 @@ pub(crate) fn harness() -> Harness {
 }
 
 impl Harness {
-    async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {
+    pub(crate) async fn send(&self, req: Request<Body>) -> (StatusCode, Value) {
         let res = self.app.clone().oneshot(req).await.unwrap();
         let status = res.status();
         let bytes = res.into_body().collect().await.unwrap().to_bytes();
@@ -111,7 +111,7 @@ impl Harness {
         self.send(req).await
     }
 
-    async fn upload(
+    pub(crate) async fn upload(
         &self,
         uri: &str,
         key: &str,

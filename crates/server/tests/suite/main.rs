@@ -5,5 +5,6 @@ mod api;
 mod class;
 mod common;
 mod e2e;
+mod hardening;
 mod shutdown;
 mod wire;

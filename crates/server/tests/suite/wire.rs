@@ -30,7 +30,16 @@ fn requests_hyper_refuses_get_the_json_error_shape() {
         Arc::new(tm_embed::HashEmbedder::new()),
     )
     .unwrap();
-    let served = common::serve(brain);
+    // A head limit past the long URI, so that hyper reads it whole and
+    // refuses its length (under the default 32 KiB it is a 431, below).
+    let config = tm_server::Config {
+        limits: tm_server::conn::Limits {
+            header_bytes: 256 * 1024,
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let served = common::serve_with(brain, config);
     let addr = served.addr;
 
     let long_uri = format!(

@@ -249,8 +249,7 @@ impl Store for PgStore {
             client.execute("DELETE FROM compaction_owed WHERE erasure_id = $1", &[id])?;
         }
         Ok(format!(
-            "{}: VACUUM of {} tables ({}){}",
-            self.location,
+            "VACUUM of {} tables ({}){}",
             ERASED_TABLES.len(),
             ERASED_TABLES.join(", "),
             crate::owed_settled(&owed)

@@ -321,8 +321,7 @@ impl Store for SqliteStore {
         let owed = self.compaction_owed()?;
         erasure::compact_owed(&self.conn, &owed)?;
         Ok(format!(
-            "{}: full-text indexes merged, write-ahead log checkpointed and emptied, VACUUM{}",
-            self.location,
+            "full-text indexes merged, write-ahead log checkpointed and emptied, VACUUM{}",
             crate::owed_settled(&owed)
         ))
     }

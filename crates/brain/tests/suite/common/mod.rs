@@ -23,6 +23,7 @@ pub fn ix() -> Indexing<'static> {
     Indexing {
         embedder: &*EMBEDDER,
         extractor: &*EXTRACTOR,
+        max_concepts: tm_brain::record::DEFAULT_MAX_CONCEPTS,
     }
 }
 

@@ -12,7 +12,12 @@ pub struct Served {
 
 /// Serves `brain` with the default configuration on 127.0.0.1, any port.
 pub fn serve(brain: tm_brain::Brain) -> Served {
-    let state = tm_server::AppState::new(Arc::new(brain), tm_server::Config::default()).unwrap();
+    serve_with(brain, tm_server::Config::default())
+}
+
+/// Serves `brain` with `config` on 127.0.0.1, any port.
+pub fn serve_with(brain: tm_brain::Brain, config: tm_server::Config) -> Served {
+    let state = tm_server::AppState::new(Arc::new(brain), config).unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
