@@ -575,19 +575,33 @@ export interface components {
         ClassView: {
             /** Format: date-time */
             at: string;
-            /** @description The columns, in order. */
+            /**
+             * @description The columns, in order: the most shared first, at most
+             *     [`MAX_COLUMNS`] (those the class struggles with most when it has more).
+             */
             concepts: components["schemas"]["ClassConcept"][];
+            /**
+             * @description How many concepts the learners' maps hold in all (more than
+             *     `concepts` holds when the course has more than [`MAX_COLUMNS`]).
+             */
+            concepts_total: number;
             /** @description The subject name every learner's subject shares. */
             course: string;
-            /** @description The rows, by learner name. */
+            /** @description The rows of this page, by learner name (at most [`LEARNERS_PER_PAGE`]). */
             learners: components["schemas"]["ClassLearner"][];
-            /** @description Learners with no episode in the fourteen days before `at`. */
+            /** @description How many learners the class has in all. */
+            learners_total: number;
+            /** @description This page (1 on) and how many there are. */
+            page: number;
+            pages: number;
+            /** @description Learners with no episode in the fourteen days before `at` (of every page). */
             quiet: string[];
             /** @description Answers whose cited file has changed since, across the class. */
             stale_citations: components["schemas"]["ClassStale"][];
             /**
              * @description The concepts most learners struggle with (at most ten; only those
-             *     at least one learner struggles with), most first.
+             *     at least one learner struggles with), most first, over every concept
+             *     and learner.
              */
             struggling: components["schemas"]["ClassConcept"][];
         };
@@ -1039,8 +1053,13 @@ export interface operations {
     class_json: {
         parameters: {
             query?: {
-                /** @description The report's instant (RFC 3339; default: now). */
+                /** @description The view's instant (RFC 3339; default: now). */
                 at?: string;
+                /**
+                 * @description Which page of learners (1 on; `learners_total` and `pages` say how
+                 *     many there are).
+                 */
+                page?: number;
             };
             header?: never;
             path: {

@@ -22,19 +22,30 @@ class ClassView:
 
     Attributes:
         at (datetime.datetime):
-        concepts (list[ClassConcept]): The columns, in order.
+        concepts (list[ClassConcept]): The columns, in order: the most shared first, at most
+            [`MAX_COLUMNS`] (those the class struggles with most when it has more).
+        concepts_total (int): How many concepts the learners' maps hold in all (more than
+            `concepts` holds when the course has more than [`MAX_COLUMNS`]).
         course (str): The subject name every learner's subject shares.
-        learners (list[ClassLearner]): The rows, by learner name.
-        quiet (list[str]): Learners with no episode in the fourteen days before `at`.
+        learners (list[ClassLearner]): The rows of this page, by learner name (at most [`LEARNERS_PER_PAGE`]).
+        learners_total (int): How many learners the class has in all.
+        page (int): This page (1 on) and how many there are.
+        pages (int):
+        quiet (list[str]): Learners with no episode in the fourteen days before `at` (of every page).
         stale_citations (list[ClassStale]): Answers whose cited file has changed since, across the class.
         struggling (list[ClassConcept]): The concepts most learners struggle with (at most ten; only those
-            at least one learner struggles with), most first.
+            at least one learner struggles with), most first, over every concept
+            and learner.
     """
 
     at: datetime.datetime
     concepts: list[ClassConcept]
+    concepts_total: int
     course: str
     learners: list[ClassLearner]
+    learners_total: int
+    page: int
+    pages: int
     quiet: list[str]
     stale_citations: list[ClassStale]
     struggling: list[ClassConcept]
@@ -48,12 +59,20 @@ class ClassView:
             concepts_item = concepts_item_data.to_dict()
             concepts.append(concepts_item)
 
+        concepts_total = self.concepts_total
+
         course = self.course
 
         learners = []
         for learners_item_data in self.learners:
             learners_item = learners_item_data.to_dict()
             learners.append(learners_item)
+
+        learners_total = self.learners_total
+
+        page = self.page
+
+        pages = self.pages
 
         quiet = self.quiet
 
@@ -73,8 +92,12 @@ class ClassView:
             {
                 "at": at,
                 "concepts": concepts,
+                "concepts_total": concepts_total,
                 "course": course,
                 "learners": learners,
+                "learners_total": learners_total,
+                "page": page,
+                "pages": pages,
                 "quiet": quiet,
                 "stale_citations": stale_citations,
                 "struggling": struggling,
@@ -99,6 +122,8 @@ class ClassView:
 
             concepts.append(concepts_item)
 
+        concepts_total = d.pop("concepts_total")
+
         course = d.pop("course")
 
         learners = []
@@ -107,6 +132,12 @@ class ClassView:
             learners_item = ClassLearner.from_dict(learners_item_data)
 
             learners.append(learners_item)
+
+        learners_total = d.pop("learners_total")
+
+        page = d.pop("page")
+
+        pages = d.pop("pages")
 
         quiet = cast(list[str], d.pop("quiet"))
 
@@ -127,8 +158,12 @@ class ClassView:
         class_view = cls(
             at=at,
             concepts=concepts,
+            concepts_total=concepts_total,
             course=course,
             learners=learners,
+            learners_total=learners_total,
+            page=page,
+            pages=pages,
             quiet=quiet,
             stale_citations=stale_citations,
             struggling=struggling,

@@ -15,11 +15,14 @@ def _get_kwargs(
     course: str,
     *,
     at: str | Unset = UNSET,
+    page: int | Unset = UNSET,
 ) -> dict[str, Any]:
 
     params: dict[str, Any] = {}
 
     params["at"] = at
+
+    params["page"] = page
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -69,6 +72,7 @@ def sync_detailed(
     *,
     client: AuthenticatedClient,
     at: str | Unset = UNSET,
+    page: int | Unset = UNSET,
 ) -> Response[ClassView | ErrorBody]:
     """A class: every learner of yours with a subject of this name.
 
@@ -78,6 +82,7 @@ def sync_detailed(
     Args:
         course (str):
         at (str | Unset):
+        page (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -90,6 +95,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         course=course,
         at=at,
+        page=page,
     )
 
     response = client.get_httpx_client().request(
@@ -104,6 +110,7 @@ def sync(
     *,
     client: AuthenticatedClient,
     at: str | Unset = UNSET,
+    page: int | Unset = UNSET,
 ) -> ClassView | ErrorBody | None:
     """A class: every learner of yours with a subject of this name.
 
@@ -113,6 +120,7 @@ def sync(
     Args:
         course (str):
         at (str | Unset):
+        page (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -126,6 +134,7 @@ def sync(
         course=course,
         client=client,
         at=at,
+        page=page,
     ).parsed
 
 
@@ -134,6 +143,7 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient,
     at: str | Unset = UNSET,
+    page: int | Unset = UNSET,
 ) -> Response[ClassView | ErrorBody]:
     """A class: every learner of yours with a subject of this name.
 
@@ -143,6 +153,7 @@ async def asyncio_detailed(
     Args:
         course (str):
         at (str | Unset):
+        page (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -155,6 +166,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         course=course,
         at=at,
+        page=page,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -167,6 +179,7 @@ async def asyncio(
     *,
     client: AuthenticatedClient,
     at: str | Unset = UNSET,
+    page: int | Unset = UNSET,
 ) -> ClassView | ErrorBody | None:
     """A class: every learner of yours with a subject of this name.
 
@@ -176,6 +189,7 @@ async def asyncio(
     Args:
         course (str):
         at (str | Unset):
+        page (int | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -190,5 +204,6 @@ async def asyncio(
             course=course,
             client=client,
             at=at,
+            page=page,
         )
     ).parsed
