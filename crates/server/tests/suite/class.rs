@@ -9,12 +9,12 @@ use http_body_util::BodyExt;
 use serde_json::json;
 use tower::ServiceExt;
 
-/// (status, content type, set-cookie, body) of a GET with optional headers.
-async fn get(
+/// (status, headers, body) of a GET with optional headers.
+pub(crate) async fn get_raw(
     app: &axum::Router,
     uri: &str,
     headers: impl IntoIterator<Item = (header::HeaderName, String)>,
-) -> (StatusCode, String, Option<String>, String) {
+) -> (StatusCode, axum::http::HeaderMap, String) {
     let mut req = Request::builder().uri(uri);
     for (name, value) in headers {
         req = req.header(name, value);
@@ -24,8 +24,18 @@ async fn get(
         .oneshot(req.body(Body::empty()).unwrap())
         .await
         .unwrap();
-    let status = res.status();
-    let h = res.headers();
+    let (status, h) = (res.status(), res.headers().clone());
+    let body = res.into_body().collect().await.unwrap().to_bytes();
+    (status, h, String::from_utf8_lossy(&body).into_owned())
+}
+
+/// (status, content type, set-cookie, body) of a GET with optional headers.
+async fn get(
+    app: &axum::Router,
+    uri: &str,
+    headers: impl IntoIterator<Item = (header::HeaderName, String)>,
+) -> (StatusCode, String, Option<String>, String) {
+    let (status, h, body) = get_raw(app, uri, headers).await;
     let kind = h
         .get(header::CONTENT_TYPE)
         .map(|v| v.to_str().unwrap().to_string())
@@ -33,8 +43,6 @@ async fn get(
     let cookie = h
         .get(header::SET_COOKIE)
         .map(|v| v.to_str().unwrap().to_string());
-    let body =
-        String::from_utf8(res.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
     (status, kind, cookie, body)
 }
 

@@ -22,18 +22,7 @@ async fn get(
     uri: &str,
     headers: &[(header::HeaderName, String)],
 ) -> (StatusCode, axum::http::HeaderMap, String) {
-    let mut req = Request::builder().uri(uri);
-    for (name, value) in headers {
-        req = req.header(name, value);
-    }
-    let res = app
-        .clone()
-        .oneshot(req.body(Body::empty()).unwrap())
-        .await
-        .unwrap();
-    let (status, h) = (res.status(), res.headers().clone());
-    let body = res.into_body().collect().await.unwrap().to_bytes();
-    (status, h, String::from_utf8_lossy(&body).into_owned())
+    crate::class::get_raw(app, uri, headers.iter().cloned()).await
 }
 
 fn location(h: &axum::http::HeaderMap) -> String {
