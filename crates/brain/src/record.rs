@@ -22,6 +22,7 @@ use crate::{Error, Result};
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use tm_embed::Embedder;
@@ -118,8 +119,9 @@ pub struct RecordedEpisode {
 }
 
 /// A file event's content, read before the transaction starts.
-struct LoadedFile {
-    bytes: Vec<u8>,
+struct LoadedFile<'e> {
+    /// The event's own bytes when it carries them (an upload is not copied).
+    bytes: Cow<'e, [u8]>,
     format: &'static str,
     pages: Vec<String>,
     /// The concepts it explains; `None` when the subject already holds these
@@ -130,7 +132,7 @@ struct LoadedFile {
 /// Events read, keyed and embedded, ready for one transaction.
 pub struct Prepared<'e> {
     events: &'e [Event],
-    files: Vec<Option<LoadedFile>>,
+    files: Vec<Option<LoadedFile<'e>>>,
     keys: Vec<Hash>,
     vectors: HashMap<String, Vec<f32>>,
     warnings: Vec<String>,
@@ -254,7 +256,7 @@ fn read_beside(base: &Path, path: &str, outside: bool) -> Result<Vec<u8>> {
     Ok(bytes)
 }
 
-fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<LoadedFile> {
+fn load_file<'e>(name: &str, source: &'e FileSource, paths: Paths<'_>) -> Result<LoadedFile<'e>> {
     let (bytes, pages) = match source {
         FileSource::Path(p) => {
             let bytes = match paths {
@@ -266,15 +268,15 @@ fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<Loaded
                 Paths::Anywhere(base) => read_beside(base, p, true)?,
             };
             let pages = tm_ingest::read_pages(name, &bytes)?;
-            (bytes, pages)
+            (Cow::Owned(bytes), pages)
         }
         FileSource::Content(c) => {
             let pages = tm_ingest::read_pages(name, c.as_bytes())?;
-            (c.as_bytes().to_vec(), pages)
+            (Cow::Borrowed(c.as_bytes()), pages)
         }
         FileSource::Bytes(b) => {
             let pages = tm_ingest::read_pages(name, b)?;
-            (b.clone(), pages)
+            (Cow::Borrowed(b.as_slice()), pages)
         }
         FileSource::Pages(p) => {
             // The same page bound as a file read from bytes.
@@ -286,7 +288,7 @@ fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<Loaded
                 )));
             }
             (
-                p.join("\u{c}").into_bytes(),
+                Cow::Owned(p.join("\u{c}").into_bytes()),
                 tm_ingest::pages_from_list(p.clone()),
             )
         }
@@ -304,7 +306,7 @@ fn load_file(name: &str, source: &FileSource, paths: Paths<'_>) -> Result<Loaded
     })
 }
 
-fn import_key(event: &Event, file: Option<&LoadedFile>) -> Hash {
+fn import_key(event: &Event, file: Option<&LoadedFile<'_>>) -> Hash {
     let mut h = Sha256::new();
     // serde_json::Value objects are BTreeMaps: this text is canonical.
     h.update(event.import_json().to_string().as_bytes());
@@ -727,7 +729,7 @@ fn apply_one(
     tx: &mut dyn Tx,
     subject: &Subject,
     event: &Event,
-    file: Option<&LoadedFile>,
+    file: Option<&LoadedFile<'_>>,
     import_key: Hash,
     ctx: &mut Applying<'_>,
 ) -> Result<(tm_model::episodes::Appended, String, Option<i64>)> {

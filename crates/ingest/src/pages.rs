@@ -21,6 +21,8 @@
 
 mod pdf;
 
+use std::borrow::Cow;
+
 use crate::{Error, Result};
 
 /// How a file's bytes are read.
@@ -221,7 +223,10 @@ pub fn pages_from_list(pages: Vec<String>) -> Pages {
         format: FileFormat::Text,
         pages: pages
             .into_iter()
-            .map(|page| normalise_newlines(&page))
+            .map(|page| match normalise_newlines(&page) {
+                Cow::Borrowed(_) => page,
+                Cow::Owned(normalised) => normalised,
+            })
             .collect(),
     }
 }
@@ -239,7 +244,7 @@ fn has_extension(name: &str, extensions: &[&str]) -> bool {
 
 /// Text from UTF-8 (BOM optional) or UTF-16 with a BOM; everything else is refused with
 /// the offending byte offset.
-fn decode_text(name: &str, bytes: &[u8]) -> Result<String> {
+fn decode_text<'b>(name: &str, bytes: &'b [u8]) -> Result<Cow<'b, str>> {
     let invalid = |offset: usize, reason: String| Error::InvalidText {
         name: name.to_owned(),
         offset,
@@ -247,10 +252,14 @@ fn decode_text(name: &str, bytes: &[u8]) -> Result<String> {
         reason,
     };
     if let Some(body) = bytes.strip_prefix(b"\xFF\xFE") {
-        return decode_utf16(body, u16::from_le_bytes).map_err(|(at, why)| invalid(2 + at, why));
+        return decode_utf16(body, u16::from_le_bytes)
+            .map(Cow::Owned)
+            .map_err(|(at, why)| invalid(2 + at, why));
     }
     if let Some(body) = bytes.strip_prefix(b"\xFE\xFF") {
-        return decode_utf16(body, u16::from_be_bytes).map_err(|(at, why)| invalid(2 + at, why));
+        return decode_utf16(body, u16::from_be_bytes)
+            .map(Cow::Owned)
+            .map_err(|(at, why)| invalid(2 + at, why));
     }
     let (start, body) = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
         Some(body) => (3, body),
@@ -274,7 +283,7 @@ fn decode_text(name: &str, bytes: &[u8]) -> Result<String> {
     if let Some(at) = text.find('\0') {
         return Err(invalid(start + at, binary_reason()));
     }
-    Ok(text.to_owned())
+    Ok(Cow::Borrowed(text))
 }
 
 fn binary_reason() -> String {
@@ -324,10 +333,18 @@ fn line_at(bytes: &[u8], offset: usize) -> usize {
     1 + before.iter().filter(|&&byte| byte == b'\n').count()
 }
 
-fn normalise_newlines(text: &str) -> String {
-    text.replace("\r\n", "\n").replace('\r', "\n")
+/// LF line ends; the text itself (no copy) when it has no CR, which is the
+/// usual case and keeps a large upload from being copied twice more.
+fn normalise_newlines(text: &str) -> Cow<'_, str> {
+    if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n").replace('\r', "\n"))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
+/// The text's pages, split at form feeds: each page is the one copy made of
+/// the file's text.
 fn split_pages(text: &str) -> Vec<String> {
     let text = normalise_newlines(text);
     let mut pages: Vec<String> = text.split('\u{c}').map(str::to_owned).collect();

@@ -523,7 +523,7 @@ pub async fn upload_file(
         at,
         EventBody::File {
             name,
-            source: FileSource::Bytes(bytes.to_vec()),
+            source: FileSource::Bytes(Vec::from(bytes)),
         },
     );
     let out = state

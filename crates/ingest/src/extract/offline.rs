@@ -26,6 +26,7 @@
 //! ("ATP", "DNA") used in a definition that the file never defines;
 //! deliberately conservative.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 
 use tm_model::lang::{canonical_key, capitalise, same_word};
@@ -642,25 +643,26 @@ fn canonical_words(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Splits running text at sentence ends (". ", "? ", "! ").
+/// Splits running text at sentence ends (". ", "? ", "! "). One pass over
+/// the text with two characters of look-ahead: a file's text is never copied
+/// here, however long its one line.
 fn sentences(text: &str) -> Vec<&str> {
     let mut out = Vec::new();
     let mut start = 0;
-    let chars: Vec<(usize, char)> = text.char_indices().collect();
-    for (k, &(_, c)) in chars.iter().enumerate() {
-        if c == '.' && abbreviation_before(text, chars[k].0) {
+    for (at, c) in text.char_indices() {
+        if !matches!(c, '.' | '?' | '!') || c == '.' && abbreviation_before(text, at) {
             continue;
         }
-        if matches!(c, '.' | '?' | '!') {
-            let close = chars
-                .get(k + 1)
-                .is_some_and(|&(_, n)| matches!(n, ')' | '"' | '\u{201d}'));
-            let next = if close { k + 2 } else { k + 1 };
-            if chars.get(next).is_some_and(|&(_, n)| n == ' ') {
-                let end = chars[next].0;
-                out.push(&text[start..end]);
-                start = end;
-            }
+        let mut rest = text[at + c.len_utf8()..].char_indices();
+        let mut next = rest.next();
+        // A closing mark after the stop belongs to the sentence.
+        if next.is_some_and(|(_, n)| matches!(n, ')' | '"' | '\u{201d}')) {
+            next = rest.next();
+        }
+        if let Some((k, ' ')) = next {
+            let end = at + c.len_utf8() + k;
+            out.push(&text[start..end]);
+            start = end;
         }
     }
     if start < text.len() {
@@ -672,14 +674,26 @@ fn sentences(text: &str) -> Vec<&str> {
         .collect()
 }
 
+/// The longest word looked at before a dot: no abbreviation is longer, and
+/// looking further would make a line of dots quadratic.
+const LONGEST_ABBREVIATION_BYTES: usize = 128;
+
 /// Does the dot at byte `at` close an abbreviation ("e.g.", "z. B.", "Fig.")
 /// rather than a sentence? A single letter or a word with a dot inside counts,
 /// as does any entry of `data/abbreviations/`.
 fn abbreviation_before(text: &str, at: usize) -> bool {
-    let word = text[..at]
+    let mut from = at.saturating_sub(LONGEST_ABBREVIATION_BYTES);
+    while !text.is_char_boundary(from) {
+        from += 1;
+    }
+    let before = &text[from..at];
+    let Some(word) = before
         .rsplit(|c: char| c.is_whitespace() || c == '(')
         .next()
-        .unwrap_or_default();
+        .filter(|w| w.len() < before.len() || from == 0)
+    else {
+        return false;
+    };
     !word.is_empty()
         && word.chars().all(|c| c.is_alphabetic() || c == '.')
         && (word.chars().count() == 1 || word.contains('.') || lexicon::is_abbreviation(word))
@@ -757,11 +771,15 @@ fn is_label(line: &str) -> bool {
 /// Bold and italic marks and link stubs removed; a parenthesis a stripped
 /// link left empty (" ()") goes too.
 fn strip_markup(text: &str) -> String {
-    text.replace("**", "")
-        .replace("[see figure]", "")
-        .replace("[link]", "")
-        .replace('_', "")
-        .replace(" ()", "")
+    // Each pattern is removed in turn, and the text copied only when it holds
+    // one: most lines hold none, and a file's one long line is not copied five times.
+    let mut out = Cow::Borrowed(text);
+    for mark in ["**", "[see figure]", "[link]", "_", " ()"] {
+        if out.contains(mark) {
+            out = Cow::Owned(out.replace(mark, ""));
+        }
+    }
+    out.into_owned()
 }
 
 fn strip_parens(text: &str) -> String {
@@ -871,4 +889,42 @@ fn gist(sentence: &str) -> String {
         s.push('.');
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentences_end_at_stops_before_a_space_and_keep_closing_marks() {
+        assert_eq!(
+            sentences("Cells divide. They grow! Why? (It is so.) \"Yes.\" Done"),
+            vec![
+                "Cells divide.",
+                "They grow!",
+                "Why?",
+                "(It is so.)",
+                "\"Yes.\"",
+                "Done"
+            ]
+        );
+        assert_eq!(
+            sentences("See e.g. the membrane. Then Fig. 2 shows it."),
+            vec!["See e.g. the membrane.", "Then Fig. 2 shows it."]
+        );
+        assert_eq!(
+            sentences("Zellen, z. B. Hefe. Ende."),
+            vec!["Zellen, z. B. Hefe.", "Ende."]
+        );
+    }
+
+    #[test]
+    fn a_line_of_dots_or_one_long_word_is_read_in_linear_time() {
+        // A look-behind to the start of the line at every dot would make this
+        // take minutes.
+        let dots = ".".repeat(2_000_000);
+        assert_eq!(sentences(&dots), vec![dots.as_str()]);
+        let word = format!("{}. Next.", "a".repeat(2_000_000));
+        assert_eq!(sentences(&word).len(), 2);
+    }
 }
