@@ -770,16 +770,16 @@ fn is_label(line: &str) -> bool {
 
 /// Bold and italic marks and link stubs removed; a parenthesis a stripped
 /// link left empty (" ()") goes too.
-fn strip_markup(text: &str) -> String {
+fn strip_markup(text: &str) -> Cow<'_, str> {
     // Each pattern is removed in turn, and the text copied only when it holds
-    // one: most lines hold none, and a file's one long line is not copied five times.
+    // one: most lines hold none, and a file's one long line is not copied at all.
     let mut out = Cow::Borrowed(text);
     for mark in ["**", "[see figure]", "[link]", "_", " ()"] {
         if out.contains(mark) {
             out = Cow::Owned(out.replace(mark, ""));
         }
     }
-    out.into_owned()
+    out
 }
 
 fn strip_parens(text: &str) -> String {
